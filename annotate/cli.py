@@ -1,0 +1,256 @@
+"""The `annotate` command: argument parsing, exit codes and printing; the work is in the library.
+
+Exit codes: 0 everything imported (or exact duplicates), 1 some rows rejected or
+conflicting, 2 usage errors (bad arguments, unreadable or empty file), 3 the store is
+locked by another process. With --json one JSON document goes to stdout and every
+message to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
+from annotate.ingest import FORMATS
+from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
+from annotate.ingest.labels import LABEL_FORMATS, import_labels
+from annotate.store import Store, open_store, resolve_db_path
+from annotate.store.imports import import_errors
+from annotate.store.status import store_status
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+PRINTED_ERRORS = 20
+SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except StoreLockedError as exc:
+        _say(f"error: {exc}")
+        return EXIT_LOCKED
+    except (UsageError, InputError) as exc:
+        _say(f"error: {exc}")
+        return EXIT_USAGE
+    except AnnotateError as exc:
+        _say(f"error: {exc}")
+        return EXIT_REJECTED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="annotate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_import(commands)
+    _add_import_labels(commands)
+    _add_status(commands)
+    _add_errors(commands)
+    _add_init(commands)
+    _add_demo_data(commands)
+    return parser
+
+
+def _common(command: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    command.add_argument("--db", help="DuckDB file (default: $ANNOTATE_DB or data/annotate.duckdb)")
+    if json_flag:
+        command.add_argument(
+            "--json", action="store_true", help="print one JSON document on stdout"
+        )
+
+
+def _add_import(commands: Any) -> None:
+    command = commands.add_parser("import", help="import a trace file")
+    command.add_argument("path")
+    command.add_argument("--format", choices=FORMATS, help="skip detection from content")
+    command.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=SOURCE",
+        help="take FIELD from a nested SOURCE path, e.g. response=output.text (repeatable)",
+    )
+    _common(command)
+    command.set_defaults(run=run_import)
+
+
+def _add_import_labels(commands: Any) -> None:
+    command = commands.add_parser("import-labels", help="append human labels made elsewhere")
+    command.add_argument("path")
+    command.add_argument("--format", choices=LABEL_FORMATS)
+    _common(command)
+    command.set_defaults(run=run_import_labels)
+
+
+def _add_status(commands: Any) -> None:
+    command = commands.add_parser("status", help="the store at a glance")
+    _common(command)
+    command.set_defaults(run=run_status)
+
+
+def _add_errors(commands: Any) -> None:
+    command = commands.add_parser("errors", help="every rejected row of one import")
+    command.add_argument("import_id", type=int)
+    _common(command)
+    command.set_defaults(run=run_errors)
+
+
+def _add_init(commands: Any) -> None:
+    command = commands.add_parser("init", help="create the store; load the bundled sample if empty")
+    command.add_argument(
+        "--sample", default=str(SAMPLE_TRACES), help="trace file to load when empty"
+    )
+    command.add_argument("--no-sample", action="store_true", help="create an empty store")
+    _common(command, json_flag=False)
+    command.set_defaults(run=run_init)
+
+
+def _add_demo_data(commands: Any) -> None:
+    command = commands.add_parser("demo-data", help="write the deterministic sample traces")
+    command.add_argument("--out", default="data")
+    command.set_defaults(run=run_demo_data)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    mapping = parse_mapping(args.map)
+    with _writer(args) as store:
+        report = import_traces(store, args.path, args.format, mapping, progress=_progress_printer())
+    return _finish_import(report, args.json)
+
+
+def run_import_labels(args: argparse.Namespace) -> int:
+    with _writer(args) as store:
+        report = import_labels(store, args.path, args.format, progress=_progress_printer())
+    return _finish_import(report, args.json)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with _writer(args) as store:
+        status = store_status(store)
+    if args.json:
+        _emit(status)
+    else:
+        _print_status(status)
+    return EXIT_OK
+
+
+def run_errors(args: argparse.Namespace) -> int:
+    with _writer(args) as store:
+        errors = import_errors(store, args.import_id)
+    if args.json:
+        _emit({"import_id": args.import_id, "errors": [e.as_json() for e in errors]})
+    else:
+        for error in errors:
+            print(error)
+    return EXIT_OK
+
+
+def run_init(args: argparse.Namespace) -> int:
+    with _writer(args) as store:
+        traces = store.scalar("SELECT count(*) FROM traces")
+        if traces or args.no_sample:
+            _say(f"{store.path}: ready ({traces} traces)")
+            return EXIT_OK
+        sample = Path(args.sample)
+        if not sample.exists() and sample == SAMPLE_TRACES:
+            _write_demo_data(sample.parent)
+        report = import_traces(store, sample, progress=_progress_printer())
+        _say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
+    return EXIT_OK
+
+
+def run_demo_data(args: argparse.Namespace) -> int:
+    for path in _write_demo_data(Path(args.out)):
+        _say(f"wrote {path}")
+    return EXIT_OK
+
+
+def _write_demo_data(directory: Path) -> tuple[Path, Path]:
+    from annotate.demo_data import write_sample
+
+    return write_sample(directory)
+
+
+class _writer:
+    """Open the store for writing for one command; a lock held elsewhere fails at once."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.path = resolve_db_path(args.db)
+
+    def __enter__(self) -> Store:
+        self.store = open_store(self.path)
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+def _finish_import(report: ImportReport, as_json: bool) -> int:
+    if as_json:
+        _emit(report.as_json())
+    _print_report(report)
+    return EXIT_OK if report.is_clean else EXIT_REJECTED
+
+
+def _print_report(report: ImportReport) -> None:
+    _say(
+        f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
+        f"duplicates {report.duplicates}, conflicts {report.conflicts} (import {report.import_id})"
+    )
+    for error in report.errors[:PRINTED_ERRORS]:
+        _say(f"  {error}")
+    hidden = report.rejected + report.conflicts - min(len(report.errors), PRINTED_ERRORS)
+    if hidden > 0:
+        _say(f"  ... and more: all are stored; see `annotate errors {report.import_id}`")
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    print(f"traces {status['traces']} (judgeable {status['judgeable']})")
+    print(
+        f"claims {status['claims']}, judge verdicts {status['judge_verdicts']}, label events {status['label_events']}"
+    )
+    for key in ("by_feature", "by_risk_category", "by_model"):
+        counts = ", ".join(f"{name} {count}" for name, count in status[key].items())
+        print(f"{key.replace('_', ' ')}: {counts}")
+    for item in status["imports"]:
+        print(
+            f"import {item['id']}: {item['path']} imported {item['imported']}, rejected {item['rejected']}"
+        )
+
+
+def _progress_printer() -> Callable[[int, float], None]:
+    """Progress on stderr about once a second, only for imports long enough to need it."""
+    started = time.monotonic()
+    state = {"last": started, "shown": False}
+    interactive = sys.stderr.isatty()
+
+    def show(rows: int, fraction: float) -> None:
+        now = time.monotonic()
+        done = fraction >= 1.0
+        if (done and not state["shown"]) or (not done and now - state["last"] < 1.0):
+            return
+        state.update(last=now, shown=True)
+        text = f"  read {rows:,} rows" + (f" ({fraction:.0%} of the file)" if fraction else "")
+        end = "\n" if done or not interactive else ""
+        sys.stderr.write(("\r" if interactive else "") + text + end)
+        sys.stderr.flush()
+
+    return show
+
+
+def _emit(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

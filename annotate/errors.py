@@ -1,0 +1,30 @@
+"""The one error family every caller may catch; anything else is a bug."""
+
+
+class AnnotateError(Exception):
+    """Base of every error a user can act on; the message says what to do."""
+
+
+class StoreError(AnnotateError):
+    """A DuckDB failure, translated at the store boundary."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the DuckDB file for writing."""
+
+    def __init__(self, path: str, holder: str) -> None:
+        self.path = path
+        self.holder = holder
+        super().__init__(
+            f"{path} is open for writing in another process ({holder}). "
+            "Stop that process (for example the running app: Ctrl-C in its terminal), "
+            "or import through the app's Import page instead."
+        )
+
+
+class InputError(AnnotateError):
+    """A whole input file cannot be read (empty, binary, unknown format)."""
+
+
+class UsageError(AnnotateError):
+    """A command or function was called with arguments that cannot work."""

@@ -1,0 +1,78 @@
+"""Input formats: detect a file's format from its content and stream its raw records.
+
+One module per format; each exposes `read_records(fh) -> Iterator[Record | RowError]`
+yielding plain dicts in the generic trace shape (see annotate.traces), so validation
+and storage are the same for every format. Nothing here touches the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import orjson
+
+from annotate.errors import InputError
+from annotate.ingest import generic, otlp, transcript
+from annotate.traces import Record, RowError
+
+Reader = Callable[[IO[bytes]], Iterator[Record | RowError]]
+
+READERS: dict[str, Reader] = {
+    "jsonl": generic.read_jsonl,
+    "json": generic.read_json_document,
+    "csv": generic.read_csv,
+    "parquet": generic.read_parquet,
+    "otlp": otlp.read_records,
+    "transcript": transcript.read_records,
+}
+FORMATS = tuple(READERS)
+_KNOWN = "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON or an agent transcript (JSON Lines)"
+
+
+def read_records(fh: IO[bytes], fmt: str) -> Iterator[Record | RowError]:
+    if fmt not in READERS:
+        raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    return READERS[fmt](fh)
+
+
+def detect_format(fh: IO[bytes], name: str) -> str:
+    """Decide the format from the first bytes; the file position is reset afterwards."""
+    head = fh.read(65536)
+    fh.seek(0)
+    if not head.strip():
+        raise InputError(f"{name} is empty: there is nothing to import")
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if _is_binary(head):
+        raise InputError(f"{name} looks like a binary file, not text; expected {_KNOWN}")
+    text = head.removeprefix(generic.BOM).lstrip()
+    if text.startswith(b"["):
+        return "json"
+    if text.startswith(b"{"):
+        return _detect_json(text)
+    if name.lower().endswith(".csv") or b"," in text.split(b"\n", 1)[0]:
+        return "csv"
+    raise InputError(f"cannot tell the format of {name}; expected {_KNOWN}, or pass --format")
+
+
+def _detect_json(text: bytes) -> str:
+    first_line = text.split(b"\n", 1)[0]
+    try:
+        first = orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        if b'"resourceSpans"' in text or b'"resourceLogs"' in text:
+            return "otlp"
+        return "json" if first_line.strip() == b"{" else "jsonl"
+    if otlp.looks_like(first):
+        return "otlp"
+    if transcript.looks_like(first):
+        return "transcript"
+    return "jsonl"
+
+
+def _is_binary(head: bytes) -> bool:
+    if b"\0" in head:
+        return True
+    control = sum(1 for byte in head if byte < 9 or 13 < byte < 32)
+    return control > len(head) // 10

@@ -1,0 +1,230 @@
+"""Import one trace file into the store: stream, validate, dedupe, insert, in one transaction.
+
+Rows stream through in batches, so a file larger than memory never sits in Python
+whole. The first occurrence of a trace_id wins; a later row with the same id and the
+same content is a duplicate, with different content a conflict. Bad rows are
+reported and stored; good rows land; a crash leaves nothing of the file behind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from annotate.errors import InputError, UsageError
+from annotate.ingest import FORMATS, detect_format, read_records
+from annotate.store import Store
+from annotate.store import imports as sql
+from annotate.traces import REQUIRED_FIELDS, Record, RowError, Trace, parse_record
+
+BATCH_SIZE = 2000
+KEPT_ERRORS = 1000  # in the report; the store keeps every one
+Progress = Callable[[int, float], None]  # (rows read, fraction of the file read)
+
+
+@dataclass
+class ImportReport:
+    import_id: int
+    path: str
+    format: str
+    imported: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def is_clean(self) -> bool:
+        return self.rejected == 0 and self.conflicts == 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "imported": self.imported,
+            "rejected": self.rejected,
+            "duplicates": self.duplicates,
+            "conflicts": self.conflicts,
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.counts(), "errors": [e.as_json() for e in self.errors]}
+
+
+def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """`response=output.text` pairs into {field: dotted source path}."""
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        target, sep, source = pair.partition("=")
+        if not sep or not target.strip() or not source.strip():
+            raise UsageError(
+                f"--map {pair!r} must look like FIELD=SOURCE, for example response=output.text"
+            )
+        mapping[target.strip()] = source.strip()
+    return mapping
+
+
+def apply_mapping(data: Any, mapping: Mapping[str, str]) -> Any:
+    """Copy nested source fields to their trace fields; a mapped top-level key moves."""
+    if not mapping or not isinstance(data, dict):
+        return data
+    mapped = dict(data)
+    for target, source in mapping.items():
+        found, value = _dig(data, source.split("."))
+        if found:
+            mapped[target] = value
+            if "." not in source and source != target:
+                mapped.pop(source, None)
+    return mapped
+
+
+def _dig(data: Any, parts: list[str]) -> tuple[bool, Any]:
+    for part in parts:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif (
+            isinstance(data, list)
+            and part.lstrip("-").isdigit()
+            and -len(data) <= int(part) < len(data)
+        ):
+            data = data[int(part)]
+        else:
+            return False, None
+    return True, data
+
+
+def import_traces(
+    store: Store,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    name: str | None = None,
+) -> ImportReport:
+    """Import a trace file; `name` is what the report calls it (an uploaded file's name)."""
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise UsageError(f"{file_path} does not exist or is not a file")
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    label = name or str(file_path)
+    with file_path.open("rb") as fh:
+        chosen = fmt or detect_format(fh, label)
+        size = max(os.fstat(fh.fileno()).st_size, 1)
+        with store.transaction():
+            report = ImportReport(sql.start_import(store, "traces", label, chosen), label, chosen)
+            records = read_records(fh, chosen)
+            for batch in _batches(records, fh, size, progress):
+                _import_batch(store, report, batch, mapping or {})
+            _check_not_empty(report, label)
+            sql.finish_import(store, report.import_id, report.counts())
+    return report
+
+
+def _batches(
+    records: Iterator[Record | RowError], fh: IO[bytes], size: int, progress: Progress | None
+) -> Iterator[list[Record | RowError]]:
+    batch: list[Record | RowError] = []
+    seen = 0
+    for item in records:
+        batch.append(item)
+        if len(batch) >= BATCH_SIZE:
+            seen += len(batch)
+            yield batch
+            batch = []
+            if progress:
+                progress(seen, min(_position(fh) / size, 1.0))
+    if batch:
+        yield batch
+    if progress:
+        progress(seen + len(batch), 1.0)
+
+
+def _position(fh: IO[bytes]) -> int:
+    try:
+        return fh.tell()
+    except (OSError, ValueError):
+        return 0
+
+
+def _import_batch(
+    store: Store, report: ImportReport, batch: list[Record | RowError], mapping: Mapping[str, str]
+) -> None:
+    errors: list[RowError] = []
+    fresh: dict[str, Trace] = {}
+    parsed: list[Trace] = []
+    for item in batch:
+        result = _parse(item, mapping)
+        if isinstance(result, Trace):
+            parsed.append(result)
+        else:
+            errors.extend(result)
+            report.rejected += 1
+    stored = sql.stored_hashes(store, list({t.trace_id for t in parsed}))
+    for trace in parsed:
+        _classify(trace, stored, fresh, report, errors, report.import_id)
+    sql.insert_traces(store, report.import_id, list(fresh.values()))
+    report.imported += len(fresh)
+    sql.add_import_errors(store, report.import_id, errors)
+    room = KEPT_ERRORS - len(report.errors)
+    report.errors.extend(errors[: max(room, 0)])
+
+
+def _parse(item: Record | RowError, mapping: Mapping[str, str]) -> Trace | list[RowError]:
+    if isinstance(item, RowError):
+        return [item]
+    record = Record(item.line, apply_mapping(item.data, mapping), item.unit)
+    result = parse_record(record)
+    if isinstance(result, list) and mapping:
+        return [_mention_mapping(error, mapping) for error in result]
+    return result
+
+
+def _mention_mapping(error: RowError, mapping: Mapping[str, str]) -> RowError:
+    if error.field in mapping and error.field in REQUIRED_FIELDS:
+        hint = f" (mapped from {mapping[error.field]!r}, which this row does not have)"
+        return RowError(error.line, error.field, error.message + hint, error.unit)
+    return error
+
+
+def _classify(
+    trace: Trace,
+    stored: dict[str, tuple[str, int, int]],
+    fresh: dict[str, Trace],
+    report: ImportReport,
+    errors: list[RowError],
+    import_id: int,
+) -> None:
+    earlier = fresh.get(trace.trace_id)
+    if earlier is not None:
+        first = (earlier.content_hash, import_id, earlier.line)
+    else:
+        first = stored.get(trace.trace_id)  # type: ignore[assignment]
+    if first is None:
+        fresh[trace.trace_id] = trace
+    elif first[0] == trace.content_hash:
+        report.duplicates += 1
+    else:
+        report.conflicts += 1
+        errors.append(_conflict(trace, first, import_id))
+
+
+def _conflict(trace: Trace, first: tuple[str, int, int], import_id: int) -> RowError:
+    where = (
+        f"earlier in this file (line {first[2]})"
+        if first[1] == import_id
+        else f"by import {first[1]} (line {first[2]} of that file)"
+    )
+    return RowError(
+        trace.line,
+        "trace_id",
+        f"{trace.trace_id!r} was already imported {where} with different content; "
+        "the first was kept. Give this trace a new trace_id if it is a different trace",
+    )
+
+
+def _check_not_empty(report: ImportReport, label: str) -> None:
+    total = report.imported + report.rejected + report.duplicates + report.conflicts
+    if total == 0:
+        raise InputError(f"{label} holds no rows: there is nothing to import")

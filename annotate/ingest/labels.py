@@ -1,0 +1,192 @@
+"""Import human labels made elsewhere, appended as label events (never replacing earlier ones).
+
+Rows: {"trace_id", "claim": index, "reviewer", "label", "error_type"?, "note"?,
+"created_at"?}. A reviewer with no account becomes an external reviewer who cannot
+log in. Labels outside the active rubric are rejected by line, like bad trace rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from annotate.errors import InputError, UsageError
+from annotate.ingest import detect_format, read_records
+from annotate.ingest.importer import BATCH_SIZE, KEPT_ERRORS, ImportReport, Progress
+from annotate.store import Store
+from annotate.store import imports as import_sql
+from annotate.store import labels as sql
+from annotate.store.schema import ERROR_TYPES
+from annotate.traces import Record, RowError, _Invalid, _parse_timestamp, describe_type
+
+LABEL_FORMATS = ("jsonl", "json", "csv", "parquet")
+
+
+def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[RowError]:
+    """Check one row's fields against the rubric; every problem on the row is reported."""
+    data = record.data
+    if not isinstance(data, Mapping):
+        message = f"must be a JSON object with trace_id, claim, reviewer and label, got {describe_type(data)}"
+        return [RowError(record.line, "", message, record.unit)]
+    errors: list[RowError] = []
+
+    def fail(name: str, message: str) -> None:
+        errors.append(RowError(record.line, name, message, record.unit))
+
+    row = {name: data.get(name) for name in ("trace_id", "reviewer", "label", "error_type", "note")}
+    for name in ("trace_id", "reviewer", "label"):
+        if not isinstance(row[name], str) or not row[name].strip():
+            fail(
+                name, f"is required and must be a non-empty string, got {describe_type(row[name])}"
+            )
+    claim = data.get("claim")
+    if isinstance(claim, str) and claim.isdigit():
+        claim = int(claim)
+    if not isinstance(claim, int) or isinstance(claim, bool) or claim < 0:
+        fail("claim", f"must be the claim's index in its trace (an integer >= 0), got {claim!r}")
+    if isinstance(row["label"], str) and row["label"] and row["label"] not in labels:
+        fail(
+            "label",
+            f"{row['label']!r} is not in the active rubric; use one of: {', '.join(labels)}",
+        )
+    if row["error_type"] in ("", None):
+        row["error_type"] = None
+    elif row["error_type"] not in ERROR_TYPES:
+        fail(
+            "error_type",
+            f"{row['error_type']!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}",
+        )
+    if row["note"] is not None and not isinstance(row["note"], str):
+        fail("note", f"must be a string, got {describe_type(row['note'])}")
+    try:
+        created = _parse_timestamp(data.get("created_at"), "created_at" in data)
+    except _Invalid as exc:
+        fail("created_at", exc.message)
+        created = None
+    if errors:
+        return errors
+    return {**row, "claim_index": claim, "created_at": created, "line": record.line}
+
+
+def _event_hash(row: dict[str, Any]) -> str:
+    """Identity of an imported row, so importing the same file twice appends nothing twice."""
+    key = [row[k] for k in ("trace_id", "claim_index", "reviewer", "label", "error_type", "note")]
+    key.append(row["created_at"].isoformat() if row["created_at"] else None)
+    return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode()).hexdigest()
+
+
+def import_labels(
+    store: Store,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    progress: Progress | None = None,
+    name: str | None = None,
+) -> ImportReport:
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise UsageError(f"{file_path} does not exist or is not a file")
+    label = name or str(file_path)
+    with file_path.open("rb") as fh:
+        chosen = fmt or detect_format(fh, label)
+        if chosen not in LABEL_FORMATS:
+            raise UsageError(f"labels must be {', '.join(LABEL_FORMATS)}, not {chosen}")
+        with store.transaction():
+            report = ImportReport(
+                import_sql.start_import(store, "labels", label, chosen), label, chosen
+            )
+            version, rubric = sql.active_rubric(store)
+            names = [item["label"] for item in rubric]
+            batch: list[Record | RowError] = []
+            for item in read_records(fh, chosen):
+                batch.append(item)
+                if len(batch) >= BATCH_SIZE:
+                    _import_batch(store, report, batch, names, version)
+                    batch = []
+                    if progress:
+                        progress(report.imported + report.rejected + report.duplicates, 0.0)
+            _import_batch(store, report, batch, names, version)
+            if report.imported + report.rejected + report.duplicates == 0:
+                raise InputError(f"{label} holds no rows: there is nothing to import")
+            import_sql.finish_import(store, report.import_id, report.counts())
+    return report
+
+
+def _import_batch(
+    store: Store,
+    report: ImportReport,
+    batch: list[Record | RowError],
+    labels: list[str],
+    version: int,
+) -> None:
+    errors: list[RowError] = []
+    rows: list[dict[str, Any]] = []
+    for item in batch:
+        parsed = [item] if isinstance(item, RowError) else parse_label_row(item, labels)
+        if isinstance(parsed, list):
+            errors.extend(parsed)
+            report.rejected += 1
+        else:
+            rows.append(parsed)
+    rows = _check_claims(store, rows, errors, report)
+    rows = _drop_duplicates(store, rows, report)
+    _add_reviewers(store, rows)
+    now = datetime.now()
+    for row in rows:
+        row.update(rubric_version=version, origin="import", import_id=report.import_id)
+        row["created_at"] = row["created_at"] or now
+    sql.insert_label_events(store, rows)
+    report.imported += len(rows)
+    import_sql.add_import_errors(store, report.import_id, errors)
+    report.errors.extend(errors[: max(KEPT_ERRORS - len(report.errors), 0)])
+
+
+def _check_claims(
+    store: Store, rows: list[dict[str, Any]], errors: list[RowError], report: ImportReport
+) -> list[dict[str, Any]]:
+    counts = sql.existing_claims(store, list({row["trace_id"] for row in rows}))
+    kept = []
+    for row in rows:
+        count = counts.get(row["trace_id"])
+        if count is None:
+            message = f"{row['trace_id']!r} is not in the store; import the trace before its labels"
+            errors.append(RowError(row["line"], "trace_id", message))
+        elif row["claim_index"] >= count:
+            message = (
+                f"trace {row['trace_id']!r} has {count} claims (indexes 0 to {count - 1}), "
+                f"so claim {row['claim_index']} does not exist"
+                if count
+                else f"trace {row['trace_id']!r} has no claims yet; create its claims first"
+            )
+            errors.append(RowError(row["line"], "claim", message))
+        else:
+            kept.append(row)
+            continue
+        report.rejected += 1
+    return kept
+
+
+def _drop_duplicates(
+    store: Store, rows: list[dict[str, Any]], report: ImportReport
+) -> list[dict[str, Any]]:
+    for row in rows:
+        row["content_hash"] = _event_hash(row)
+    stored = sql.stored_event_hashes(store, [row["content_hash"] for row in rows])
+    kept, seen = [], set(stored)
+    for row in rows:
+        if row["content_hash"] in seen:
+            report.duplicates += 1
+        else:
+            seen.add(row["content_hash"])
+            kept.append(row)
+    return kept
+
+
+def _add_reviewers(store: Store, rows: list[dict[str, Any]]) -> None:
+    names = sorted({row["reviewer"] for row in rows})
+    known = sql.known_users(store, names)
+    sql.add_external_reviewers(store, [name for name in names if name not in known])

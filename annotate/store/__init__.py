@@ -1,0 +1,164 @@
+"""The DuckDB store: opening the one file, migrations, transactions and error translation.
+
+Every SQL statement of the product lives in this package. duckdb errors never leave
+it: they are re-raised as StoreError (or StoreLockedError when another process
+holds the file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from annotate.errors import StoreError, StoreLockedError
+from annotate.store.schema import MIGRATIONS
+
+DEFAULT_DB = Path("data") / "annotate.duckdb"
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """--db wins, then ANNOTATE_DB, then data/annotate.duckdb."""
+    if path:
+        return Path(path)
+    env = os.environ.get("ANNOTATE_DB")
+    return Path(env) if env else DEFAULT_DB
+
+
+class Store:
+    """A connection (one per process) or a cursor of it (one per session or thread)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, path: str, owner: bool = True) -> None:
+        self.conn = conn
+        self.path = path
+        self._owner = owner
+        self._in_transaction = False
+
+    def session(self) -> Store:
+        """A cursor for one browser session or thread; shares the process's connection."""
+        return Store(self.conn.cursor(), self.path, owner=False)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _run(self, sql: str, params: Sequence[Any] | None) -> list[tuple[Any, ...]]:
+        # Always drain: duckdb 2.0 refuses new work on a cursor with an unfinished result.
+        try:
+            result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            return result.fetchall()
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path}: {exc}") from exc
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        self._run(sql, params)
+
+    def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return self._run(sql, params)
+
+    def fetchone(self, sql: str, params: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
+        rows = self._run(sql, params)
+        return rows[0] if rows else None
+
+    def fetch_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        try:
+            result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            names = [column[0] for column in result.description or []]
+            return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path}: {exc}") from exc
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        row = self.fetchone(sql, params)
+        return row[0] if row else None
+
+    def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
+        """Bulk insert an Arrow table or DataFrame; `table` comes from a closed set of names."""
+        view = f"_insert_{table}"
+        try:
+            self.conn.register(view, data)
+            self.conn.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM {view}"
+            ).fetchall()
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path}: {exc}") from exc
+        finally:
+            self.conn.unregister(view)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """All or nothing; nested use joins the outer transaction."""
+        if self._in_transaction:
+            yield self
+            return
+        self.execute("BEGIN TRANSACTION")
+        self._in_transaction = True
+        try:
+            yield self
+        except BaseException:
+            self._in_transaction = False
+            self.conn.execute("ROLLBACK").fetchall()
+            raise
+        self._in_transaction = False
+        self.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        return int(self.scalar("SELECT count(*) FROM schema_migrations") or 0)
+
+
+def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
+    """Open (creating and migrating if needed) the store; ':memory:' works for tests."""
+    db = resolve_db_path(path)
+    target = str(db)
+    if target != ":memory:":
+        db.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = duckdb.connect(target, read_only=read_only)
+    except duckdb.IOException as exc:
+        raise _translate_open_error(target, exc) from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open {target}: {exc}") from exc
+    store = Store(conn, target)
+    if not read_only:
+        migrate(store)
+    return store
+
+
+def _translate_open_error(path: str, exc: duckdb.Error) -> StoreError:
+    match = _LOCK_HOLDER.search(str(exc))
+    if not match:
+        return StoreError(f"cannot open {path}: {exc}")
+    pid = match.group("pid")
+    return StoreLockedError(path, f"PID {pid}: {_process_command(pid) or match.group('exe')}")
+
+
+def _process_command(pid: str) -> str | None:
+    """The holder's command line, so the user knows which window to stop."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)[:200]
+
+
+def migrate(store: Store) -> None:
+    """Apply every migration not yet recorded, each in its own transaction."""
+    store.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    applied = {row[0] for row in store.fetchall("SELECT name FROM schema_migrations")}
+    for version, (name, sql) in enumerate(MIGRATIONS, start=1):
+        if name in applied:
+            continue
+        with store.transaction():
+            store.execute(sql)
+            store.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, datetime.now()]
+            )

@@ -1,0 +1,101 @@
+"""SQL for rubrics, users and label events. Label events are append-only: never UPDATE or DELETE."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.store import Store
+
+EVENT_COLUMNS = (
+    "trace_id",
+    "claim_index",
+    "reviewer",
+    "label",
+    "error_type",
+    "note",
+    "rubric_version",
+    "shown_at",
+    "created_at",
+    "origin",
+    "import_id",
+    "content_hash",
+)
+
+
+def active_rubric(store: Store) -> tuple[int, list[dict[str, Any]]]:
+    row = store.fetchone("SELECT version, labels FROM rubrics WHERE active ORDER BY version DESC")
+    if row is None:
+        return 0, []
+    return int(row[0]), json.loads(row[1])
+
+
+def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
+    """trace_id -> number of claims, for the ids that exist (0 when a trace has none yet)."""
+    if not trace_ids:
+        return {}
+    store.conn.register("_lookup_ids", pa.table({"trace_id": list(trace_ids)}))
+    try:
+        rows = store.fetchall(
+            "SELECT t.trace_id, count(c.claim_index) FROM traces t "
+            "JOIN _lookup_ids USING (trace_id) LEFT JOIN claims c USING (trace_id) "
+            "GROUP BY t.trace_id"
+        )
+    finally:
+        store.conn.unregister("_lookup_ids")
+    return {trace_id: int(count) for trace_id, count in rows}
+
+
+def known_users(store: Store, names: Sequence[str]) -> set[str]:
+    if not names:
+        return set()
+    placeholders = ", ".join("?" for _ in names)
+    rows = store.fetchall(f"SELECT name FROM users WHERE name IN ({placeholders})", list(names))
+    return {row[0] for row in rows}
+
+
+def add_external_reviewers(store: Store, names: Sequence[str]) -> None:
+    """Reviewers whose labels were made elsewhere: recorded, but with no password to log in."""
+    now = datetime.now()
+    for name in names:
+        store.execute(
+            "INSERT INTO users (name, role, password_hash, external, active, created_at) "
+            "VALUES (?, 'reviewer', NULL, TRUE, TRUE, ?)",
+            [name, now],
+        )
+
+
+def stored_event_hashes(store: Store, hashes: Sequence[str]) -> set[str]:
+    if not hashes:
+        return set()
+    store.conn.register("_lookup_hashes", pa.table({"content_hash": list(hashes)}))
+    try:
+        rows = store.fetchall(
+            "SELECT DISTINCT e.content_hash FROM label_events e JOIN _lookup_hashes USING (content_hash)"
+        )
+    finally:
+        store.conn.unregister("_lookup_hashes")
+    return {row[0] for row in rows}
+
+
+def insert_label_events(store: Store, rows: Sequence[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    types = {
+        "claim_index": pa.int32(),
+        "rubric_version": pa.int32(),
+        "import_id": pa.int32(),
+        "shown_at": pa.timestamp("us"),
+        "created_at": pa.timestamp("us"),
+    }
+    table = pa.table(
+        {
+            name: pa.array([row.get(name) for row in rows], types.get(name, pa.string()))
+            for name in EVENT_COLUMNS
+        }
+    )
+    store.insert_arrow("label_events", EVENT_COLUMNS, table)

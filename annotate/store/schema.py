@@ -1,0 +1,162 @@
+"""The DuckDB schema as named, ordered migrations; the only place tables are defined.
+
+A migration is applied once, in order, inside a transaction, and recorded in
+schema_migrations. Never edit an applied migration: add the next one.
+"""
+
+from __future__ import annotations
+
+import json
+
+DEFAULT_RUBRIC_LABELS = [
+    {
+        "label": "supported",
+        "definition": "the context states or directly entails the claim",
+        "binary": "supported",
+    },
+    {
+        "label": "partially_supported",
+        "definition": "some of the claim is supported, some is not",
+        "binary": "unsupported",
+    },
+    {
+        "label": "contradicted",
+        "definition": "the context says something incompatible",
+        "binary": "unsupported",
+    },
+    {
+        "label": "not_in_context",
+        "definition": "the context neither supports nor contradicts it",
+        "binary": "unsupported",
+    },
+    {
+        "label": "not_a_claim",
+        "definition": "advice, opinion, greeting, question: nothing to verify",
+        "binary": "excluded",
+    },
+]
+
+ERROR_TYPES = (
+    "entity",
+    "number",
+    "temporal",
+    "relation",
+    "negation",
+    "overgeneralization",
+    "causal",
+    "attribution",
+    "fabricated_detail",
+    "other",
+)
+
+_INITIAL = """
+CREATE SEQUENCE import_ids START 1;
+CREATE SEQUENCE label_event_ids START 1;
+CREATE TABLE imports (
+    id INTEGER PRIMARY KEY,
+    kind VARCHAR NOT NULL,            -- traces | labels
+    path VARCHAR NOT NULL,
+    format VARCHAR NOT NULL,
+    started_at TIMESTAMP NOT NULL,
+    finished_at TIMESTAMP,
+    imported INTEGER NOT NULL DEFAULT 0,
+    rejected INTEGER NOT NULL DEFAULT 0,
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    conflicts INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE import_errors (
+    import_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    field VARCHAR NOT NULL,
+    message VARCHAR NOT NULL
+);
+CREATE TABLE traces (
+    trace_id VARCHAR PRIMARY KEY,
+    import_id INTEGER NOT NULL,
+    source_line INTEGER NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    timestamp TIMESTAMP,
+    feature VARCHAR,
+    risk_category VARCHAR,
+    model VARCHAR,
+    request VARCHAR,
+    response VARCHAR NOT NULL,
+    judgeable BOOLEAN NOT NULL,
+    attributes JSON NOT NULL
+);
+CREATE TABLE contexts (
+    trace_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    source VARCHAR,
+    text VARCHAR NOT NULL
+);
+CREATE TABLE claims (
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    text VARCHAR NOT NULL,
+    start_offset INTEGER,
+    end_offset INTEGER,
+    origin VARCHAR NOT NULL           -- provided | sentences | llm
+);
+CREATE TABLE judge_verdicts (
+    trace_id VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,           -- claim | response
+    claim_index INTEGER,
+    label VARCHAR NOT NULL,
+    score DOUBLE,
+    explanation VARCHAR,
+    origin VARCHAR NOT NULL,          -- import | run
+    import_id INTEGER
+);
+CREATE TABLE rubrics (
+    version INTEGER PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    labels JSON NOT NULL,
+    active BOOLEAN NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    created_by VARCHAR
+);
+CREATE TABLE users (
+    name VARCHAR PRIMARY KEY,
+    role VARCHAR NOT NULL,            -- reviewer | lead | auditor
+    password_hash VARCHAR,            -- NULL: external reviewer, cannot log in
+    external BOOLEAN NOT NULL,
+    active BOOLEAN NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE label_events (
+    event_id BIGINT PRIMARY KEY DEFAULT nextval('label_event_ids'),
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    error_type VARCHAR,
+    note VARCHAR,
+    rubric_version INTEGER NOT NULL,
+    shown_at TIMESTAMP,
+    created_at TIMESTAMP NOT NULL,
+    origin VARCHAR NOT NULL,          -- app | import
+    import_id INTEGER,
+    content_hash VARCHAR              -- imported events: skip the same row imported twice
+);
+CREATE INDEX contexts_trace ON contexts (trace_id);
+CREATE INDEX claims_trace ON claims (trace_id);
+CREATE INDEX verdicts_trace ON judge_verdicts (trace_id);
+"""
+
+
+def _default_rubric() -> str:
+    labels = json.dumps(DEFAULT_RUBRIC_LABELS)
+    escaped = labels.replace("'", "''")
+    return (
+        "INSERT INTO rubrics VALUES (1, 'default', '"
+        + escaped
+        + "', TRUE, now()::TIMESTAMP, 'annotate');"
+    )
+
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", _INITIAL),
+    ("0002_default_rubric", _default_rubric()),
+]

@@ -1,0 +1,352 @@
+"""The Trace row that every input format becomes, and its validation from a plain record.
+
+Pure data: no I/O, no store, no streamlit. Every reader yields Records; `parse_record`
+turns each into a Trace or a list of RowErrors that name the field and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+KNOWN_FIELDS = (
+    "trace_id",
+    "timestamp",
+    "feature",
+    "risk_category",
+    "model",
+    "request",
+    "context",
+    "response",
+    "claims",
+    "judge",
+    "attributes",
+)
+REQUIRED_FIELDS = ("trace_id", "response", "context")
+JUDGE_LEVELS = ("claim", "response")
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    text: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    judge: str
+    level: str
+    label: str
+    claim: int | None = None
+    score: float | None = None
+    explanation: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    trace_id: str
+    response: str
+    contexts: tuple[ContextItem, ...]
+    request: str | None = None
+    timestamp: datetime | None = None
+    feature: str | None = None
+    risk_category: str | None = None
+    model: str | None = None
+    claims: tuple[Claim, ...] = ()
+    judge: tuple[JudgeVerdict, ...] = ()
+    attributes: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def is_judgeable(self) -> bool:
+        """A trace with no context text has nothing to check its claims against."""
+        return any(item.text.strip() for item in self.contexts)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything but the source line, to tell a duplicate from a conflict."""
+        content = asdict(self)
+        content.pop("line")
+        if self.timestamp is not None:
+            content["timestamp"] = self.timestamp.isoformat()
+        text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One raw row as a reader found it: its position and its fields."""
+
+    line: int
+    data: Any
+    unit: str = "line"
+
+
+@dataclass(frozen=True)
+class RowError:
+    line: int
+    field: str
+    message: str
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        where = f"{self.unit} {self.line}"
+        return (
+            f'{where}: "{self.field}" {self.message}' if self.field else f"{where}: {self.message}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"line": self.line, "field": self.field, "message": self.message}
+
+
+class _Invalid(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+
+
+def describe_type(value: Any) -> str:
+    """Name a JSON value's type the way a user reads it in an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def parse_record(record: Record) -> Trace | list[RowError]:
+    """Validate one record; collect every field error on the row, not just the first."""
+    data = record.data
+    if not isinstance(data, Mapping):
+        return [
+            RowError(
+                record.line,
+                "",
+                f"must be a JSON object with trace_id, response and context, got {describe_type(data)}",
+                record.unit,
+            )
+        ]
+    errors: list[RowError] = []
+    values: dict[str, Any] = {}
+    for source, (name, parse) in _FIELD_PARSERS.items():
+        try:
+            values[name] = parse(data.get(source), source in data)
+        except _Invalid as exc:
+            errors.append(RowError(record.line, exc.field, exc.message, record.unit))
+    if errors:
+        return errors
+    attributes = dict(values.pop("attributes") or {})
+    for key, value in data.items():
+        if key not in KNOWN_FIELDS:
+            attributes[key] = value
+    try:
+        _check_claim_references(values["claims"], values["judge"])
+    except _Invalid as exc:
+        return [RowError(record.line, exc.field, exc.message, record.unit)]
+    return Trace(**values, attributes=attributes, line=record.line)
+
+
+def _required_text(name: str) -> Any:
+    def parse(value: Any, present: bool) -> str:
+        if not present or value is None:
+            raise _Invalid(name, f"is required: add a {name} (a string) to the row")
+        if isinstance(value, int) and not isinstance(value, bool) and name == "trace_id":
+            return str(value)
+        if not isinstance(value, str):
+            raise _Invalid(name, f"must be a string, got {describe_type(value)}")
+        if name == "trace_id" and not value.strip():
+            raise _Invalid(name, "must not be empty")
+        return value
+
+    return parse
+
+
+def _optional_text(name: str) -> Any:
+    def parse(value: Any, present: bool) -> str | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise _Invalid(name, f"must be a string, got {describe_type(value)}")
+        return value
+
+    return parse
+
+
+def _parse_timestamp(value: Any, present: bool) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise _Invalid(
+                "timestamp",
+                f"must be an ISO 8601 date-time such as 2026-03-01T12:00:00Z, got {value[:40]!r}",
+            ) from None
+    else:
+        raise _Invalid("timestamp", f"must be an ISO 8601 string, got {describe_type(value)}")
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+_CONTEXT_SHAPE = "must be a list of strings or {source, text} objects"
+
+
+def _parse_context(value: Any, present: bool) -> tuple[ContextItem, ...]:
+    if not present or value is None:
+        raise _Invalid(
+            "context",
+            "is required: add the documents the model saw, as a list of strings or "
+            "{source, text} objects (an empty list [] if it saw none)",
+        )
+    if isinstance(value, str):
+        return (ContextItem(value),) if value else ()
+    if not isinstance(value, list | tuple):
+        raise _Invalid("context", f"{_CONTEXT_SHAPE}, got {describe_type(value)}")
+    return tuple(_parse_context_item(item, index) for index, item in enumerate(value))
+
+
+def _parse_context_item(item: Any, index: int) -> ContextItem:
+    if isinstance(item, str):
+        return ContextItem(item)
+    if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+        source = item.get("source")
+        if source is not None and not isinstance(source, str):
+            raise _Invalid(
+                f"context[{index}].source", f"must be a string, got {describe_type(source)}"
+            )
+        return ContextItem(item["text"], source)
+    got = "an object without a text string" if isinstance(item, Mapping) else describe_type(item)
+    raise _Invalid(f"context[{index}]", f"{_CONTEXT_SHAPE}, got {got}")
+
+
+def _parse_claims(value: Any, present: bool) -> tuple[Claim, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise _Invalid(
+            "claims", f"must be a list of {{text, start, end}} objects, got {describe_type(value)}"
+        )
+    return tuple(_parse_claim(item, index) for index, item in enumerate(value))
+
+
+def _parse_claim(item: Any, index: int) -> Claim:
+    name = f"claims[{index}]"
+    if isinstance(item, str):
+        return Claim(item)
+    if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+        raise _Invalid(
+            name, f"must be a string or a {{text, start, end}} object, got {describe_type(item)}"
+        )
+    start, end = item.get("start"), item.get("end")
+    for key, offset in (("start", start), ("end", end)):
+        if offset is not None and (
+            not isinstance(offset, int) or isinstance(offset, bool) or offset < 0
+        ):
+            raise _Invalid(
+                f"{name}.{key}", f"must be a character offset (an integer >= 0), got {offset!r}"
+            )
+    if start is not None and end is not None and end < start:
+        raise _Invalid(f"{name}.end", f"must not be before start ({end} < {start})")
+    return Claim(item["text"], start, end)
+
+
+def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        raise _Invalid("judge", f"must be a list of verdict objects, got {describe_type(value)}")
+    return tuple(_parse_verdict(item, index) for index, item in enumerate(value))
+
+
+def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
+    name = f"judge[{index}]"
+    if not isinstance(item, Mapping):
+        raise _Invalid(
+            name, f"must be an object with judge, level and label, got {describe_type(item)}"
+        )
+    label = item.get("label")
+    if not isinstance(label, str) or not label:
+        raise _Invalid(f"{name}.label", f"must be a non-empty string, got {describe_type(label)}")
+    level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
+    if level not in JUDGE_LEVELS:
+        raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {level!r}')
+    claim = item.get("claim")
+    if level == "claim" and (not isinstance(claim, int) or isinstance(claim, bool) or claim < 0):
+        raise _Invalid(
+            f"{name}.claim",
+            f"must be the claim's index (an integer >= 0) for a claim-level verdict, got {claim!r}",
+        )
+    score = item.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise _Invalid(f"{name}.score", f"must be a number, got {describe_type(score)}")
+    explanation = item.get("explanation")
+    return JudgeVerdict(
+        judge=str(item.get("judge") or "imported"),
+        level=level,
+        label=label,
+        claim=claim if level == "claim" else None,
+        score=float(score) if score is not None else None,
+        explanation=explanation if isinstance(explanation, str) else None,
+    )
+
+
+def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _Invalid(
+            "attributes", f"must be an object of name: value, got {describe_type(value)}"
+        )
+    return dict(value)
+
+
+def _check_claim_references(claims: tuple[Claim, ...], judge: tuple[JudgeVerdict, ...]) -> None:
+    for index, verdict in enumerate(judge):
+        if verdict.claim is not None and claims and verdict.claim >= len(claims):
+            raise _Invalid(
+                f"judge[{index}].claim",
+                f"refers to claim {verdict.claim} but the row has {len(claims)} claims (0-based)",
+            )
+
+
+# source key in the record -> (Trace field, parser)
+_FIELD_PARSERS = {
+    "trace_id": ("trace_id", _required_text("trace_id")),
+    "response": ("response", _required_text("response")),
+    "context": ("contexts", _parse_context),
+    "request": ("request", _optional_text("request")),
+    "timestamp": ("timestamp", _parse_timestamp),
+    "feature": ("feature", _optional_text("feature")),
+    "risk_category": ("risk_category", _optional_text("risk_category")),
+    "model": ("model", _optional_text("model")),
+    "claims": ("claims", _parse_claims),
+    "judge": ("judge", _parse_judge),
+    "attributes": ("attributes", _parse_attributes),
+}
