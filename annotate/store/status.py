@@ -63,3 +63,37 @@ def recent_traces(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     )
     keys = ("trace_id", "timestamp", "feature", "risk_category", "model", "judgeable", "response")
     return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def list_trace_ids(store: Store, feature: str | None = None, limit: int = 500) -> list[str]:
+    if feature is None:
+        rows = store.fetchall("SELECT trace_id FROM traces ORDER BY trace_id LIMIT ?", [limit])
+    else:
+        rows = store.fetchall(
+            "SELECT trace_id FROM traces WHERE feature = ? ORDER BY trace_id LIMIT ?",
+            [feature, limit],
+        )
+    return [row[0] for row in rows]
+
+
+def trace_detail(store: Store, trace_id: str) -> dict[str, Any] | None:
+    """One trace with its contexts, claims and judge verdicts, for display."""
+    found = store.fetch_dicts("SELECT * FROM traces WHERE trace_id = ?", [trace_id])
+    if not found:
+        return None
+    detail = found[0]
+    detail["contexts"] = store.fetch_dicts(
+        "SELECT position, source, text FROM contexts WHERE trace_id = ? ORDER BY position",
+        [trace_id],
+    )
+    detail["claims"] = store.fetch_dicts(
+        "SELECT claim_index, text, start_offset, end_offset, origin FROM claims "
+        "WHERE trace_id = ? ORDER BY claim_index",
+        [trace_id],
+    )
+    detail["judge_verdicts"] = store.fetch_dicts(
+        "SELECT judge, level, claim_index, label, score, explanation FROM judge_verdicts "
+        "WHERE trace_id = ? ORDER BY level, claim_index",
+        [trace_id],
+    )
+    return detail

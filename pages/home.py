@@ -1,0 +1,82 @@
+"""Home: the store at a glance, and a read-only look at any trace."""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import ui
+from annotate.errors import AnnotateError
+from annotate.store.status import list_trace_ids, store_status, trace_detail
+
+st.title("annotate")
+st.caption("Human calibration for LLM hallucination judges")
+
+try:
+    store = ui.store()
+    status = store_status(store)
+except AnnotateError as exc:
+    ui.show_error(exc)
+    st.stop()
+
+if not status["traces"]:
+    st.info("The store is empty. Import a trace file on the Import page, or run `annotate init`.")
+    st.stop()
+
+total = status["traces"]
+cols = st.columns(5)
+cols[0].metric("Traces", f"{total:,}")
+cols[1].metric("Judgeable", f"{status['judgeable']:,}", help="traces with a non-empty context")
+cols[2].metric("With claims", f"{status['traces_with_claims'] / total:.0%}")
+cols[3].metric("With judge verdicts", f"{status['traces_with_judge_verdicts'] / total:.0%}")
+cols[4].metric("Label events", f"{status['label_events']:,}")
+
+
+def _bar(counts: dict[str, int], title: str) -> alt.Chart:
+    frame = pd.DataFrame({"value": list(counts), "traces": list(counts.values())})
+    return (
+        alt.Chart(frame, title=title)
+        .mark_bar()
+        .encode(
+            x=alt.X("traces:Q"),
+            y=alt.Y("value:N", sort="-x", title=None),
+            tooltip=["value", "traces"],
+        )
+        .properties(height=30 * max(len(counts), 3))
+    )
+
+
+charts = st.columns(3)
+for column, key, title in zip(
+    charts,
+    ("by_feature", "by_risk_category", "by_model"),
+    ("Traces by feature", "by risk category", "by model"),
+    strict=True,
+):
+    column.altair_chart(_bar(status[key], title), width="stretch")
+
+st.subheader("Imports")
+st.dataframe(pd.DataFrame(status["imports"]), hide_index=True, key="home_imports")
+
+st.subheader("Browse a trace")
+features = ["(all)", *status["by_feature"]]
+feature = st.selectbox("Feature", features, key="home_feature")
+ids = list_trace_ids(store, None if feature == "(all)" else feature)
+trace_id = st.selectbox("Trace", ids, key="home_trace")
+detail = trace_detail(store, trace_id) if trace_id else None
+if detail:
+    st.write(
+        f"{detail['feature'] or '(no feature)'} · {detail['risk_category'] or '(no risk category)'}"
+        f" · {detail['model'] or '(no model)'} · judgeable: {detail['judgeable']}"
+    )
+    ui.show_text("Request", detail["request"])
+    ui.show_text("Response", detail["response"])
+    for item in detail["contexts"]:
+        ui.show_text(
+            f"Context {item['position'] + 1}: {item['source'] or 'no source'}", item["text"]
+        )
+    if detail["claims"]:
+        st.caption("Claims")
+        st.dataframe(pd.DataFrame(detail["claims"]), hide_index=True)
+    if detail["judge_verdicts"]:
+        st.caption("Production judge verdicts (as imported)")
+        st.dataframe(pd.DataFrame(detail["judge_verdicts"]), hide_index=True)

@@ -1,0 +1,76 @@
+"""Import: upload or name a file, pick format and field mapping, watch progress, see rejects."""
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from annotate.errors import AnnotateError
+from annotate.ingest import FORMATS
+from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
+from annotate.ingest.labels import import_labels
+from annotate.store.imports import import_errors
+
+st.title("Import")
+st.caption(
+    "Trace files (JSON Lines, a JSON array, CSV, Parquet, OTLP JSON, agent transcripts) or "
+    "human labels made elsewhere. Bad rows are reported by line; good rows are kept."
+)
+
+kind = st.radio("What", ["traces", "labels"], horizontal=True, key="import_kind")
+upload = st.file_uploader("Upload a file", key="import_file")
+path_text = st.text_input("…or a path on this machine", key="import_path")
+fmt = st.selectbox("Format", ["detect from content", *FORMATS], key="import_format")
+mapping_text = st.text_area(
+    "Field mapping, one FIELD=SOURCE a line (e.g. response=output.text)",
+    key="import_map",
+    disabled=kind == "labels",
+)
+
+
+def _run(path: Path, name: str) -> ImportReport:
+    bar = st.progress(0.0, text="reading…")
+
+    def progress(rows: int, fraction: float) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"read {rows:,} rows")
+
+    chosen = None if fmt == "detect from content" else fmt
+    store = ui.store()
+    if kind == "labels":
+        return import_labels(store, path, chosen, progress=progress, name=name)
+    mapping = parse_mapping(line for line in mapping_text.splitlines() if line.strip())
+    return import_traces(store, path, chosen, mapping, progress=progress, name=name)
+
+
+if st.button("Import", type="primary", key="import_run"):
+    try:
+        if upload is not None:
+            with tempfile.TemporaryDirectory() as folder:
+                target = Path(folder) / Path(upload.name).name
+                target.write_bytes(upload.getvalue())
+                st.session_state["import_report"] = _run(target, upload.name)
+        elif path_text.strip():
+            st.session_state["import_report"] = _run(Path(path_text.strip()), path_text.strip())
+        else:
+            st.warning("Upload a file or give a path first.")
+    except AnnotateError as exc:
+        ui.show_error(exc)
+
+report = st.session_state.get("import_report")
+if report is not None:
+    outcome = st.success if report.is_clean else st.warning
+    outcome(
+        f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
+        f"duplicates {report.duplicates}, conflicts {report.conflicts} (import {report.import_id})"
+    )
+    cols = st.columns(4)
+    for column, (name, value) in zip(cols, report.counts().items(), strict=True):
+        column.metric(name.capitalize(), f"{value:,}")
+    if not report.is_clean:
+        st.subheader("Rejected rows")
+        errors = import_errors(ui.store(), report.import_id)
+        st.dataframe(
+            pd.DataFrame([e.as_json() for e in errors]), hide_index=True, key="import_errors"
+        )
