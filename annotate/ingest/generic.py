@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -36,13 +37,23 @@ def decode_line(raw: bytes, number: int) -> str | RowError:
 def parse_json_line(text: str, number: int) -> Record | RowError:
     try:
         return Record(number, orjson.loads(text))
-    except orjson.JSONDecodeError as exc:
+    except orjson.JSONDecodeError:
         return RowError(
             number,
             "",
-            f"is not valid JSON ({exc.msg} at column {exc.colno}); "
-            "each line must hold one complete JSON object",
+            f"is not valid JSON ({json_problem(text)}); each line must hold one complete JSON object",
         )
+
+
+def json_problem(text: str) -> str:
+    """The stdlib's wording and column for a document orjson refused (the slow path, errors only)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"{exc.msg} at column {exc.colno}"
+    except RecursionError:
+        return "nested too deeply"
+    return "not accepted by the strict parser"
 
 
 def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -54,7 +65,7 @@ def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
             continue
         if not text.strip():
             continue
-        yield parse_json_line(text, number)
+        yield parse_json_line(text.rstrip("\r\n"), number)
 
 
 def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -131,8 +142,8 @@ def _csv_cell(key: str, cell: str) -> Any:
         return cell if key == "context" else (None if not stripped else cell)
     try:
         return orjson.loads(stripped)
-    except orjson.JSONDecodeError as exc:
-        return RowError(0, key, f"looks like JSON but is not valid ({exc}); fix the cell's JSON")
+    except orjson.JSONDecodeError:
+        return RowError(0, key, f"looks like JSON but is not valid ({json_problem(stripped)}); fix the cell's JSON")
 
 
 def _has_surrogates(text: str) -> bool:

@@ -51,7 +51,9 @@ class Store:
     def _run(self, sql: str, params: Sequence[Any] | None) -> list[tuple[Any, ...]]:
         # Always drain: duckdb 2.0 refuses new work on a cursor with an unfinished result.
         try:
-            result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            result = (
+                self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            )
             return result.fetchall()
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: {exc}") from exc
@@ -68,7 +70,9 @@ class Store:
 
     def fetch_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         try:
-            result = self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            result = (
+                self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            )
             names = [column[0] for column in result.description or []]
             return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
         except duckdb.Error as exc:

@@ -1,0 +1,52 @@
+"""Shared fixtures: real DuckDB files in tmp_path, the fixture folder, the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from annotate.cli import main
+from annotate.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+if str(ROOT) not in sys.path:  # pages import `ui` from the repo root
+    sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "annotate.duckdb"
+
+
+@pytest.fixture
+def fresh_store(db_path: Path) -> Iterator[Store]:
+    store = open_store(db_path)
+    yield store
+    store.close()
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], db_path: Path):
+    """Run `annotate ...` in-process against this test's store file."""
+
+    def run(*args: str, db: Path | None = db_path) -> CliResult:
+        argv = [*args, "--db", str(db)] if db is not None else list(args)
+        code = main(argv)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
