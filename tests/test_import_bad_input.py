@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import FIXTURES
 
 from annotate.errors import InputError
 from annotate.ingest import importer
 from annotate.ingest.importer import import_traces
 from annotate.store.imports import import_errors
 from annotate.store.status import store_status, trace_detail
-from conftest import FIXTURES
 
 BAD = FIXTURES / "bad"
 
@@ -44,7 +44,7 @@ def test_wrong_types_name_each_field_and_what_was_expected(fresh_store):
     assert messages(report) == [
         'line 2: "context" must be a list of strings or {source, text} objects, got a number',
         'line 3: "response" must be a string, got a list',
-        'line 3: "timestamp" must be an ISO 8601 date-time such as 2026-03-01T12:00:00Z, got \'yesterday\'',
+        "line 3: \"timestamp\" must be an ISO 8601 date-time such as 2026-03-01T12:00:00Z, got 'yesterday'",
         'line 4: "context[0]" must be a list of strings or {source, text} objects, '
         "got an object without a text string",
         'line 4: "claims" must be a list of {text, start, end} objects, got a string',
@@ -137,7 +137,9 @@ def test_five_megabyte_context_is_kept_whole(fresh_store, tmp_path):
     assert stored == body and context
 
 
-def test_every_error_is_stored_though_the_report_keeps_the_first(fresh_store, tmp_path, monkeypatch):
+def test_every_error_is_stored_though_the_report_keeps_the_first(
+    fresh_store, tmp_path, monkeypatch
+):
     monkeypatch.setattr(importer, "KEPT_ERRORS", 5)
     path = tmp_path / "many_bad.jsonl"
     path.write_text("".join(f'{{"trace_id": "x-{i}", "context": []}}\n' for i in range(30)))
@@ -150,7 +152,9 @@ def test_every_error_is_stored_though_the_report_keeps_the_first(fresh_store, tm
 def test_a_crash_mid_import_leaves_nothing(fresh_store, tmp_path, monkeypatch):
     monkeypatch.setattr(importer, "BATCH_SIZE", 10)
     path = tmp_path / "long.jsonl"
-    path.write_text("".join(f'{{"trace_id": "k-{i}", "response": "r", "context": ["c"]}}\n' for i in range(100)))
+    path.write_text(
+        "".join(f'{{"trace_id": "k-{i}", "response": "r", "context": ["c"]}}\n' for i in range(100))
+    )
 
     def crash(rows: int, fraction: float) -> None:
         if rows >= 50:

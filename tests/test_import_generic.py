@@ -6,11 +6,11 @@ import json
 from datetime import datetime
 
 import pytest
+from conftest import FIXTURES
 
 from annotate.errors import InputError
 from annotate.ingest.importer import import_traces, parse_mapping
 from annotate.store.status import store_status, trace_detail
-from conftest import FIXTURES
 
 GENERIC = FIXTURES / "generic"
 
@@ -24,16 +24,24 @@ def test_issue_example_row_keeps_context_claims_verdicts_and_attributes(fresh_st
     assert (report.imported, report.rejected, report.format) == (3, 0, "jsonl")
     trace = trace_detail(fresh_store, "t-1")
     assert trace["timestamp"] == datetime(2026, 3, 1, 12, 0)
-    assert (trace["feature"], trace["risk_category"], trace["model"]) == ("billing_qa", "financial", "m-1")
+    assert (trace["feature"], trace["risk_category"], trace["model"]) == (
+        "billing_qa",
+        "financial",
+        "m-1",
+    )
     assert [(c["source"], c["text"][:20]) for c in trace["contexts"]] == [
         (None, "Invoice INV-2291 was"),
         ("kb/12", "Duplicate charges ar"),
     ]
-    assert [(c["text"], c["start_offset"], c["end_offset"], c["origin"]) for c in trace["claims"]] == [
+    assert [
+        (c["text"], c["start_offset"], c["end_offset"], c["origin"]) for c in trace["claims"]
+    ] == [
         ("Invoice INV-2291 was issued on 2026-02-03.", 0, 42, "provided"),
         ("Duplicate charges are refunded within 5 business days.", 43, 97, "provided"),
     ]
-    verdicts = {(v["level"], v["claim_index"]): (v["label"], v["score"]) for v in trace["judge_verdicts"]}
+    verdicts = {
+        (v["level"], v["claim_index"]): (v["label"], v["score"]) for v in trace["judge_verdicts"]
+    }
     assert verdicts == {
         ("claim", 0): ("supported", 0.93),
         ("claim", 1): ("unsupported", 0.2),
@@ -71,7 +79,9 @@ def test_csv_with_quoted_newlines_and_json_cells(fresh_store):
         ("kb/7", "Line one\r\nline two"),
     ]
     assert json.loads(first["attributes"]) == {"region": "eu"}
-    assert [c["text"] for c in trace_detail(fresh_store, "c-2")["contexts"]] == ["Employees get 25 days."]
+    assert [c["text"] for c in trace_detail(fresh_store, "c-2")["contexts"]] == [
+        "Employees get 25 days."
+    ]
     assert trace_detail(fresh_store, "c-3")["judgeable"] is False
 
 
@@ -83,7 +93,9 @@ def test_parquet_from_pyarrow_imports_nested_context_and_reports_missing_respons
     ]
     trace = trace_detail(fresh_store, "p-1")
     assert trace["timestamp"] == datetime(2026, 3, 2, 9, 30)
-    assert [(c["source"], c["text"]) for c in trace["contexts"]] == [("kb/1", "Plan Pro costs $30 a month.")]
+    assert [(c["source"], c["text"]) for c in trace["contexts"]] == [
+        ("kb/1", "Plan Pro costs $30 a month.")
+    ]
     assert json.loads(trace["attributes"]) == {"latency_ms": 812}
 
 
@@ -107,7 +119,7 @@ def test_map_takes_fields_from_nested_paths(fresh_store):
     )
     assert [c["text"] for c in trace["contexts"]] == ["Spring sale: 1-31 March 2026."]
     assert [str(e) for e in report.errors] == [
-        "line 3: \"response\" is required: add a response (a string) to the row "
+        'line 3: "response" is required: add a response (a string) to the row '
         "(mapped from 'output.text', which this row does not have)"
     ]
 
@@ -120,6 +132,8 @@ def test_bad_mapping_is_a_usage_error():
 def test_unknown_format_detection_fails_with_the_formats_it_knows(fresh_store, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("just some prose\nwith no structure\n")
-    with pytest.raises(InputError, match="cannot tell the format of .*notes.txt; expected JSON Lines"):
+    with pytest.raises(
+        InputError, match="cannot tell the format of .*notes.txt; expected JSON Lines"
+    ):
         import_traces(fresh_store, path)
     assert store_status(fresh_store)["imports"] == []

@@ -143,7 +143,11 @@ def _csv_cell(key: str, cell: str) -> Any:
     try:
         return orjson.loads(stripped)
     except orjson.JSONDecodeError:
-        return RowError(0, key, f"looks like JSON but is not valid ({json_problem(stripped)}); fix the cell's JSON")
+        return RowError(
+            0,
+            key,
+            f"looks like JSON but is not valid ({json_problem(stripped)}); fix the cell's JSON",
+        )
 
 
 def _has_surrogates(text: str) -> bool:

@@ -1,0 +1,155 @@
+"""The `annotate` command: exit codes, the --json contracts, --db / ANNOTATE_DB, the lock."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import FIXTURES, ROOT
+
+GOOD = FIXTURES / "generic" / "production.jsonl"
+BAD = FIXTURES / "bad"
+
+
+def test_clean_import_exits_0_with_the_json_contract(cli):
+    result = cli("import", str(GOOD), "--json")
+    assert result.code == 0
+    assert result.json() == {
+        "imported": 3,
+        "rejected": 0,
+        "duplicates": 0,
+        "conflicts": 0,
+        "errors": [],
+    }
+    assert "imported 3, rejected 0" in result.err
+
+
+def test_reimport_imports_nothing_twice_and_still_exits_0(cli):
+    cli("import", str(GOOD))
+    again = cli("import", str(GOOD), "--json")
+    assert again.code == 0
+    assert again.json()["imported"] == 0 and again.json()["duplicates"] == 3
+    assert cli("status", "--json").json()["traces"] == 3
+
+
+def test_conflict_with_an_earlier_import_is_reported_and_not_overwritten(cli, tmp_path):
+    cli("import", str(GOOD))
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text('{"trace_id": "t-2", "response": "You get 30 days.", "context": ["x"]}\n')
+    result = cli("import", str(changed), "--json")
+    assert result.code == 1
+    assert result.json()["conflicts"] == 1
+    assert result.json()["errors"] == [
+        {
+            "line": 1,
+            "field": "trace_id",
+            "message": "'t-2' was already imported by import 1 (line 2 of that file) with different "
+            "content; the first was kept. Give this trace a new trace_id if it is a different trace",
+        }
+    ]
+    status = cli("status", "--json").json()
+    assert status["traces"] == 3
+
+
+def test_rejected_rows_exit_1_and_at_most_20_are_printed(cli, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(f'{{"trace_id": "x-{i}", "context": []}}\n' for i in range(25)))
+    result = cli("import", str(path), "--json")
+    assert result.code == 1
+    assert len(result.json()["errors"]) == 25
+    printed = [line for line in result.err.splitlines() if line.startswith("  line ")]
+    assert len(printed) == 20
+    assert "see `annotate errors 1`" in result.err
+    listed = cli("errors", "1", "--json").json()["errors"]
+    assert [e["line"] for e in listed] == list(range(1, 26))
+
+
+def test_usage_errors_exit_2(cli, tmp_path):
+    assert cli("import", str(tmp_path / "missing.jsonl")).code == 2
+    empty = cli("import", str(BAD / "empty.jsonl"))
+    assert empty.code == 2 and "is empty: there is nothing to import" in empty.err
+    assert cli("import", str(BAD / "binary.bin")).code == 2
+    assert cli("import", str(GOOD), "--map", "nonsense").code == 2
+
+
+def test_argparse_errors_exit_2(cli):
+    try:
+        cli("import")
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("argparse did not exit")
+
+
+def test_status_json_contract(cli):
+    cli("import", str(GOOD))
+    status = cli("status", "--json").json()
+    assert {
+        k: status[k] for k in ("traces", "judgeable", "claims", "judge_verdicts", "label_events")
+    } == {
+        "traces": 3,
+        "judgeable": 2,
+        "claims": 2,
+        "judge_verdicts": 3,
+        "label_events": 0,
+    }
+    assert status["by_feature"] == {"billing_qa": 1, "code_assistant": 1, "hr_policy": 1}
+    assert status["by_risk_category"] == {"financial": 1, "legal": 1, "security": 1}
+    assert status["by_model"] == {"m-1": 2, "m-2": 1}
+    assert [
+        {k: i[k] for k in ("id", "path", "imported", "rejected")} for i in status["imports"]
+    ] == [{"id": 1, "path": str(GOOD), "imported": 3, "rejected": 0}]
+
+
+def test_annotate_db_environment_variable_picks_the_file(cli, tmp_path, monkeypatch):
+    target = tmp_path / "from_env.duckdb"
+    monkeypatch.setenv("ANNOTATE_DB", str(target))
+    assert cli("import", str(GOOD), db=None).code == 0
+    assert target.exists()
+    assert cli("status", "--json", db=target).json()["traces"] == 3
+
+
+def test_init_loads_a_sample_only_into_an_empty_store(cli):
+    first = cli("init", "--sample", str(GOOD))
+    assert first.code == 0 and "loaded 3 sample traces" in first.err
+    second = cli("init", "--sample", str(GOOD))
+    assert "ready (3 traces)" in second.err
+    assert len(cli("status", "--json").json()["imports"]) == 1
+
+
+def _hold_the_store(db: Path) -> subprocess.Popen[str]:
+    code = (
+        "import sys, time\n"
+        "from annotate.store import open_store\n"
+        f"store = open_store({str(db)!r})\n"
+        "print('holding', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    return holder
+
+
+def test_a_write_while_another_process_holds_the_file_exits_3_naming_it(db_path):
+    holder = _hold_the_store(db_path)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "annotate.cli", "import", str(GOOD), "--db", str(db_path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,  # a lock must fail at once, never wait
+        )
+    finally:
+        holder.send_signal(signal.SIGTERM)
+        holder.wait(timeout=10)
+    assert result.returncode == 3
+    assert f"PID {holder.pid}" in result.stderr
+    assert "from annotate.store import open_store" in result.stderr  # the holder's command line
+    assert "Stop that process" in result.stderr and "Import page" in result.stderr
+    assert os.path.exists(db_path)

@@ -1,0 +1,74 @@
+"""Every page loads under AppTest, and the Import page imports through its widgets."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, ROOT
+from streamlit.testing.v1 import AppTest
+
+from annotate.ingest.importer import import_traces
+from annotate.store import open_store
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def app_store(tmp_path, monkeypatch):
+    path = tmp_path / "app.duckdb"
+    store = open_store(path)
+    import_traces(store, FIXTURES / "generic" / "production.jsonl")
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    return path
+
+
+def run_page(page: str | None = None) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60).run()
+    if page:
+        app.switch_page(page).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_home_shows_the_store_at_a_glance(app_store):
+    app = run_page()
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Traces"] == "3"
+    assert metrics["Judgeable"] == "2"
+    assert metrics["With claims"] == "33%"
+    assert metrics["With judge verdicts"] == "33%"
+
+
+def test_home_shows_a_chosen_trace_as_text(app_store):
+    app = run_page()
+    app.selectbox(key="home_trace").select("t-1").run()
+    texts = [t.value for t in app.text]
+    assert (
+        "Invoice INV-2291 was issued on 2026-02-03. Duplicate charges are refunded within 5 business days."
+        in texts
+    )
+    assert "Duplicate charges are refunded within 5 business days." in texts
+
+
+def test_home_on_an_empty_store_says_how_to_fill_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "empty.duckdb"))
+    app = run_page()
+    assert "The store is empty" in app.info[0].value
+
+
+def test_import_page_imports_a_path_and_lists_rejected_rows(app_store):
+    app = run_page("pages/import_traces.py")
+    app.text_input(key="import_path").input(str(FIXTURES / "bad" / "wrong_types.jsonl"))
+    app.button(key="import_run").click().run()
+    assert not app.exception, app.exception
+    assert "imported 1, rejected 4" in app.warning[0].value
+    errors = app.dataframe[-1].value
+    assert list(errors["line"]) == [2, 3, 3, 4, 4, 5]
+    assert errors["field"].iloc[0] == "context"
+
+
+def test_import_page_reports_a_missing_file(app_store):
+    app = run_page("pages/import_traces.py")
+    app.text_input(key="import_path").input("/no/such/file.jsonl")
+    app.button(key="import_run").click().run()
+    assert "does not exist" in app.error[0].value

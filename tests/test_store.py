@@ -1,0 +1,67 @@
+"""The store: migrations recorded once and in order, the default rubric, errors translated."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from annotate.errors import StoreError
+from annotate.store import open_store, resolve_db_path
+from annotate.store.labels import active_rubric
+from annotate.store.schema import MIGRATIONS
+
+
+def test_every_migration_is_recorded_once_in_order(db_path):
+    open_store(db_path).close()
+    store = open_store(db_path)  # reopening applies nothing twice
+    rows = store.fetchall("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert rows == [(i, name) for i, (name, _) in enumerate(MIGRATIONS, start=1)]
+    assert store.schema_version() == len(MIGRATIONS)
+    store.close()
+
+
+def test_the_default_rubric_exists_in_every_new_store(fresh_store):
+    version, labels = active_rubric(fresh_store)
+    assert version == 1
+    assert [(item["label"], item["binary"]) for item in labels] == [
+        ("supported", "supported"),
+        ("partially_supported", "unsupported"),
+        ("contradicted", "unsupported"),
+        ("not_in_context", "unsupported"),
+        ("not_a_claim", "excluded"),
+    ]
+
+
+def test_duckdb_errors_surface_as_store_errors(fresh_store):
+    with pytest.raises(StoreError, match="no_such_table"):
+        fresh_store.fetchall("SELECT * FROM no_such_table")
+
+
+def test_a_failed_transaction_leaves_nothing(fresh_store):
+    with pytest.raises(RuntimeError), fresh_store.transaction():
+        fresh_store.execute("INSERT INTO import_errors VALUES (1, 1, 'f', 'm')")
+        raise RuntimeError("boom")
+    assert fresh_store.scalar("SELECT count(*) FROM import_errors") == 0
+
+
+def test_a_file_that_is_not_duckdb_is_a_store_error(tmp_path):
+    path = tmp_path / "notes.duckdb"
+    path.write_text("this is not a database")
+    with pytest.raises(StoreError, match="cannot open"):
+        open_store(path)
+
+
+def test_db_path_precedence(monkeypatch, tmp_path):
+    monkeypatch.delenv("ANNOTATE_DB", raising=False)
+    assert str(resolve_db_path()) == "data/annotate.duckdb"
+    monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "env.duckdb"))
+    assert resolve_db_path() == tmp_path / "env.duckdb"
+    assert resolve_db_path(tmp_path / "flag.duckdb") == tmp_path / "flag.duckdb"
+
+
+def test_session_cursors_see_each_others_commits(fresh_store):
+    one, two = fresh_store.session(), fresh_store.session()
+    with one.transaction():
+        one.execute("INSERT INTO import_errors VALUES (7, 1, 'f', 'm')")
+    assert two.scalar("SELECT count(*) FROM import_errors WHERE import_id = 7") == 1
+    assert isinstance(one.conn, duckdb.DuckDBPyConnection)
