@@ -124,7 +124,6 @@ def test_prompt_injection_in_context_is_stored_verbatim(fresh_store):
 
 
 def test_five_megabyte_context_is_kept_whole(fresh_store, tmp_path):
-    context = ("Clause %05d: the fee is 12.50 EUR. " % 0) * 1
     body = "".join(f"Clause {i:06d}: the fee is 12.50 EUR per seat. " for i in range(120_000))
     assert len(body) > 5_000_000
     path = tmp_path / "big.jsonl"
@@ -134,7 +133,7 @@ def test_five_megabyte_context_is_kept_whole(fresh_store, tmp_path):
     report = import_traces(fresh_store, path)
     assert (report.imported, report.rejected) == (1, 0)
     stored = trace_detail(fresh_store, "big-1")["contexts"][0]["text"]
-    assert stored == body and context
+    assert len(stored) == len(body) and stored == body
 
 
 def test_every_error_is_stored_though_the_report_keeps_the_first(

@@ -40,8 +40,9 @@ def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[
 
     row = {name: data.get(name) for name in ("trace_id", "reviewer", "label", "error_type", "note")}
     for name in ("trace_id", "reviewer", "label"):
-        if not isinstance(row[name], str) or not row[name].strip():
-            got = "an empty string" if row[name] == "" else describe_type(row[name])
+        value = row[name]
+        if not isinstance(value, str) or not value.strip():
+            got = "an empty string" if value == "" else describe_type(value)
             fail(name, f"is required and must be a non-empty string, got {got}")
     claim = data.get("claim")
     if isinstance(claim, str) and claim.isdigit():

@@ -1,0 +1,46 @@
+# annotate: `make run` to use it, `make test` to test it. Everything lives in .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8501
+
+.PHONY: install run test bench format lint types check data clean-db
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# The default store: created from the bundled sample when it is missing or empty.
+data: install
+	$(BIN)/annotate init
+
+run: data
+	$(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m tests.bench
+
+format: install
+	$(BIN)/ruff format .
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+types: install
+	$(BIN)/mypy annotate
+
+check: format lint types test
+
+clean-db:
+	rm -f data/annotate.duckdb data/annotate.duckdb.wal
