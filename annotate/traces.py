@@ -7,11 +7,13 @@ turns each into a Trace or a list of RowErrors that name the field and the fix.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
+
+import orjson
 
 KNOWN_FIELDS = (
     "trace_id",
@@ -73,15 +75,28 @@ class Trace:
         """A trace with no context text has nothing to check its claims against."""
         return any(item.text.strip() for item in self.contexts)
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         """Hash of everything but the source line, to tell a duplicate from a conflict."""
-        content = asdict(self)
-        content.pop("line")
-        if self.timestamp is not None:
-            content["timestamp"] = self.timestamp.isoformat()
-        text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        content = [
+            self.trace_id,
+            self.response,
+            [[item.text, item.source] for item in self.contexts],
+            self.request,
+            self.timestamp.isoformat() if self.timestamp else None,
+            self.feature,
+            self.risk_category,
+            self.model,
+            [[claim.text, claim.start, claim.end] for claim in self.claims],
+            [[v.judge, v.level, v.label, v.claim, v.score, v.explanation] for v in self.judge],
+            self.attributes,
+        ]
+        return hashlib.sha256(to_json_bytes(content)).hexdigest()
+
+
+def to_json_bytes(value: Any) -> bytes:
+    """Canonical JSON (sorted keys); values JSON lacks (bytes, Decimal) become strings."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ Callers hold the transaction; these functions never commit.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotate.store import Store
-from annotate.traces import RowError, Trace
+from annotate.traces import RowError, Trace, to_json_bytes
 
 TRACE_COLUMNS = (
     "trace_id",
@@ -150,9 +149,7 @@ def _trace_table(import_id: int, traces: Sequence[Trace]) -> pa.Table:
             "request": pa.array([t.request for t in traces], pa.string()),
             "response": [t.response for t in traces],
             "judgeable": [t.is_judgeable for t in traces],
-            "attributes": [
-                json.dumps(t.attributes, ensure_ascii=False, default=str) for t in traces
-            ],
+            "attributes": [to_json_bytes(t.attributes).decode() for t in traces],
         }
     )
 
