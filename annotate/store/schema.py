@@ -156,7 +156,49 @@ def _default_rubric() -> str:
     )
 
 
+_SAMPLES = """
+CREATE TABLE samples (
+    name VARCHAR PRIMARY KEY,
+    seed BIGINT NOT NULL,
+    by_columns JSON NOT NULL,
+    allocation VARCHAR NOT NULL,
+    min_per_stratum INTEGER NOT NULL,
+    filters JSON NOT NULL,
+    frame_size INTEGER NOT NULL,
+    excluded JSON NOT NULL,
+    max_import_id INTEGER NOT NULL,   -- the frame is the traces imported up to here
+    hash_rule VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    created_by VARCHAR NOT NULL
+);
+CREATE TABLE sample_strata (
+    sample VARCHAR NOT NULL,
+    stratum_key VARCHAR NOT NULL,     -- JSON list of the stratum's values, in by_columns order
+    population INTEGER NOT NULL,
+    sample_size INTEGER NOT NULL,
+    judge_rate DOUBLE
+);
+CREATE TABLE sample_units (
+    sample VARCHAR NOT NULL,
+    trace_id VARCHAR NOT NULL,
+    stratum_key VARCHAR NOT NULL,
+    rank INTEGER NOT NULL,            -- position in the stratum's hash order, from 1
+    draw INTEGER NOT NULL,            -- 1 for the first draw, 2.. for top-ups
+    inclusion_probability DOUBLE NOT NULL,
+    weight DOUBLE NOT NULL
+);
+CREATE TABLE sample_draws (
+    sample VARCHAR NOT NULL,
+    draw INTEGER NOT NULL,
+    added INTEGER NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    created_by VARCHAR NOT NULL
+);
+CREATE INDEX sample_units_sample ON sample_units (sample);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
+    ("0003_samples", _SAMPLES),
 ]

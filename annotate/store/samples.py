@@ -1,0 +1,280 @@
+"""SQL for sampling frames, strata, the seeded draw and stored samples.
+
+Identifiers come only from the closed set STRATUM_COLUMNS; attribute names and
+every value travel as parameters. Callers hold the transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.sampling import JUDGE_OK_LABELS, STRATUM_COLUMNS, Filters
+from annotate.store import Store
+
+StratumKey = tuple[str | None, ...]
+
+
+def _stratum_expr(name: str) -> tuple[str, list[Any]]:
+    if name in STRATUM_COLUMNS:
+        return name, []
+    return "json_extract_string(attributes, ?)", [json_path(name)]
+
+
+def json_path(attribute: str) -> str:
+    return '$."' + attribute.replace('"', '\\"') + '"'
+
+
+def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str], list[Any]]:
+    conds, params = ["judgeable"], []
+    if max_import_id is not None:
+        conds.append("import_id <= ?")
+        params.append(max_import_id)
+    if filters.since:
+        conds.append("timestamp >= ?")
+        params.append(filters.since)
+    if filters.until:
+        conds.append("timestamp < ?")
+        params.append(filters.until)
+    for column, values in filters.columns.items():
+        if column not in STRATUM_COLUMNS:
+            raise ValueError(f"not a column: {column}")
+        conds.append(f"{column} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    for attribute, values in filters.attributes.items():
+        conds.append(f"json_extract_string(attributes, ?) IN ({', '.join('?' for _ in values)})")
+        params.extend([json_path(attribute), *values])
+    if filters.judge:
+        marks = ", ".join("?" for _ in filters.judge)
+        conds.append(f"trace_id IN (SELECT trace_id FROM judge_verdicts WHERE label IN ({marks}))")
+        params.extend(filters.judge)
+    return conds, params
+
+
+def frame_cte(
+    filters: Filters, by: Sequence[str], max_import_id: int | None, seed: int | None = None
+) -> tuple[str, list[Any]]:
+    """`frame(trace_id, s0.., h)`: the judgeable traces that match, with stratum values and hash."""
+    selects, params = ["trace_id"], []
+    for index, name in enumerate(by):
+        expr, expr_params = _stratum_expr(name)
+        selects.append(f"{expr} AS s{index}")
+        params.extend(expr_params)
+    if seed is not None:
+        selects.append("sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h")
+        params.append(seed)
+    conds, cond_params = _conditions(filters, max_import_id)
+    sql = f"frame AS (SELECT {', '.join(selects)} FROM traces WHERE {' AND '.join(conds)})"
+    return sql, params + cond_params
+
+
+def strata_counts(
+    store: Store, filters: Filters, by: Sequence[str], max_import_id: int | None
+) -> list[tuple[StratumKey, int, float | None]]:
+    """(stratum values, N_h, the judge's flagged share or None) per stratum, in key order."""
+    cte, params = frame_cte(filters, by, max_import_id)
+    keys = ", ".join(f"s{i}" for i in range(len(by)))
+    ok = ", ".join("?" for _ in JUDGE_OK_LABELS)
+    rows = store.fetchall(
+        f"WITH {cte}, judged AS (SELECT trace_id, bool_or(label NOT IN ({ok})) AS flagged "
+        "FROM judge_verdicts GROUP BY trace_id) "
+        f"SELECT {keys}, count(*), avg(CASE WHEN j.flagged THEN 1.0 WHEN NOT j.flagged THEN 0.0 END) "
+        f"FROM frame LEFT JOIN judged j USING (trace_id) GROUP BY {keys} "
+        f"ORDER BY {', '.join(f's{i} NULLS LAST' for i in range(len(by)))}",
+        params + list(JUDGE_OK_LABELS),
+    )
+    width = len(by)
+    return [(tuple(row[:width]), int(row[width]), row[width + 1]) for row in rows]
+
+
+def trace_totals(store: Store, max_import_id: int) -> tuple[int, int]:
+    """(all traces, judgeable traces) in the snapshot."""
+    row = store.fetchone(
+        "SELECT count(*), count(*) FILTER (WHERE judgeable) FROM traces WHERE import_id <= ?",
+        [max_import_id],
+    )
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def max_import_id(store: Store) -> int:
+    return int(store.scalar("SELECT coalesce(max(import_id), 0) FROM traces"))
+
+
+def attribute_names(store: Store, limit: int = 50) -> list[str]:
+    rows = store.fetchall(
+        "SELECT DISTINCT unnest(json_keys(attributes)) AS k FROM traces ORDER BY k LIMIT ?", [limit]
+    )
+    return [row[0] for row in rows]
+
+
+def has_attribute(store: Store, name: str) -> bool:
+    return bool(
+        store.scalar(
+            "SELECT count(*) FROM (SELECT 1 FROM traces WHERE json_extract_string(attributes, ?) "
+            "IS NOT NULL LIMIT 1)",
+            [json_path(name)],
+        )
+    )
+
+
+def draw_ranks(
+    store: Store,
+    filters: Filters,
+    by: Sequence[str],
+    max_import_id: int,
+    seed: int,
+    ranges: Sequence[tuple[StratumKey, int, int]],
+) -> list[tuple[str, StratumKey, int]]:
+    """Traces ranked (lo, hi] in their stratum's hash order: (trace_id, key, rank)."""
+    if not ranges:
+        return []
+    width = len(by)
+    cte, params = frame_cte(filters, by, max_import_id, seed)
+    table = pa.table(
+        {
+            **{
+                f"k{i}": pa.array([key[i] for key, _, _ in ranges], pa.string())
+                for i in range(width)
+            },
+            "lo": pa.array([lo for _, lo, _ in ranges], pa.int64()),
+            "hi": pa.array([hi for _, _, hi in ranges], pa.int64()),
+        }
+    )
+    keys = ", ".join(f"s{i}" for i in range(width))
+    join = " AND ".join(f"r.s{i} IS NOT DISTINCT FROM a.k{i}" for i in range(width))
+    store.conn.register("_alloc", table)
+    try:
+        rows = store.fetchall(
+            f"WITH {cte}, ranked AS (SELECT trace_id, {keys}, "
+            f"row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) AS rank FROM frame) "
+            f"SELECT r.trace_id, {', '.join(f'r.s{i}' for i in range(width))}, r.rank "
+            f"FROM ranked r JOIN _alloc a ON {join} WHERE r.rank > a.lo AND r.rank <= a.hi "
+            f"ORDER BY {', '.join(f'r.s{i} NULLS LAST' for i in range(width))}, r.rank",
+            params,
+        )
+    finally:
+        store.conn.unregister("_alloc")
+    return [(row[0], tuple(row[1 : 1 + width]), int(row[-1])) for row in rows]
+
+
+def stratum_key_text(values: StratumKey) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def insert_sample(store: Store, row: dict[str, Any]) -> None:
+    store.execute(
+        "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            row["name"],
+            row["seed"],
+            json.dumps(row["by"]),
+            row["allocation"],
+            row["min_per_stratum"],
+            json.dumps(row["filters"]),
+            row["frame_size"],
+            json.dumps(row["excluded"]),
+            row["max_import_id"],
+            row["hash_rule"],
+            row["created_at"],
+            row["created_by"],
+        ],
+    )
+
+
+def sample_row(store: Store, name: str) -> dict[str, Any] | None:
+    rows = store.fetch_dicts("SELECT * FROM samples WHERE name = ?", [name])
+    if not rows:
+        return None
+    row = rows[0]
+    for key in ("by_columns", "filters", "excluded"):
+        row[key] = json.loads(row[key])
+    return row
+
+
+def list_samples(store: Store) -> list[dict[str, Any]]:
+    rows = store.fetch_dicts(
+        "SELECT s.*, (SELECT count(*) FROM sample_units u WHERE u.sample = s.name) AS drawn, "
+        "(SELECT count(*) FROM sample_draws d WHERE d.sample = s.name) AS draws "
+        "FROM samples s ORDER BY created_at, name"
+    )
+    for row in rows:
+        for key in ("by_columns", "filters", "excluded"):
+            row[key] = json.loads(row[key])
+    return rows
+
+
+def replace_strata(
+    store: Store, sample: str, strata: Sequence[tuple[StratumKey, int, int, float | None]]
+) -> None:
+    """Strata sizes are the sample's current plan; a top-up rewrites them (samples are not labels)."""
+    store.execute("DELETE FROM sample_strata WHERE sample = ?", [sample])
+    for key, population, size, rate in strata:
+        store.execute(
+            "INSERT INTO sample_strata VALUES (?, ?, ?, ?, ?)",
+            [sample, stratum_key_text(key), population, size, rate],
+        )
+
+
+def stored_strata(store: Store, sample: str) -> list[tuple[StratumKey, int, int, float | None]]:
+    rows = store.fetchall(
+        "SELECT stratum_key, population, sample_size, judge_rate FROM sample_strata "
+        "WHERE sample = ? ORDER BY stratum_key",
+        [sample],
+    )
+    return [(tuple(json.loads(k)), int(p), int(n), r) for k, p, n, r in rows]
+
+
+def add_units(
+    store: Store,
+    sample: str,
+    draw: int,
+    units: Sequence[tuple[str, StratumKey, int]],
+    created_by: str,
+) -> None:
+    table = pa.table(
+        {
+            "sample": [sample] * len(units),
+            "trace_id": [u[0] for u in units],
+            "stratum_key": [stratum_key_text(u[1]) for u in units],
+            "rank": pa.array([u[2] for u in units], pa.int32()),
+            "draw": pa.array([draw] * len(units), pa.int32()),
+            "inclusion_probability": pa.array([0.0] * len(units), pa.float64()),
+            "weight": pa.array([0.0] * len(units), pa.float64()),
+        }
+    )
+    if units:
+        store.insert_arrow("sample_units", table.column_names, table)
+    store.execute(
+        "INSERT INTO sample_draws VALUES (?, ?, ?, ?, ?)",
+        [sample, draw, len(units), datetime.now(), created_by],
+    )
+
+
+def refresh_probabilities(store: Store, sample: str) -> None:
+    """pi = n_h / N_h and weight = 1 / pi for every unit, from the sample's current strata."""
+    store.execute(
+        "UPDATE sample_units u SET inclusion_probability = s.sample_size / s.population, "
+        "weight = s.population / s.sample_size FROM sample_strata s "
+        "WHERE s.sample = u.sample AND s.stratum_key = u.stratum_key AND u.sample = ?",
+        [sample],
+    )
+
+
+def next_draw(store: Store, sample: str) -> int:
+    return int(
+        store.scalar(
+            "SELECT coalesce(max(draw), 0) + 1 FROM sample_draws WHERE sample = ?", [sample]
+        )
+    )
+
+
+def sample_units(store: Store, sample: str) -> list[dict[str, Any]]:
+    return store.fetch_dicts(
+        "SELECT trace_id, stratum_key, rank, draw, inclusion_probability, weight "
+        "FROM sample_units WHERE sample = ? ORDER BY stratum_key, rank",
+        [sample],
+    )
