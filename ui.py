@@ -36,3 +36,14 @@ def show_text(label: str, text: str | None, key: str | None = None) -> None:
     """Untrusted trace text: literal characters, never markdown or HTML."""
     st.caption(label)
     st.text(text if text else "(empty)")
+
+
+def describe_filters(filters: dict) -> str:
+    """A stored sample's filters as one readable line."""
+    parts = [
+        f"{k}={','.join(v)}" for k, v in {**filters["columns"], **filters["attributes"]}.items()
+    ]
+    parts += [f"{k}={filters[k]}" for k in ("since", "until") if filters.get(k)]
+    if filters.get("judge"):
+        parts.append("judge=" + ",".join(filters["judge"]))
+    return "; ".join(parts) or "(none)"

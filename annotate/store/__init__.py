@@ -83,17 +83,27 @@ class Store:
         return row[0] if row else None
 
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
-        """Bulk insert an Arrow table or DataFrame; `table` comes from a closed set of names."""
-        view = f"_insert_{table}"
+        """Bulk insert an Arrow table; `table` comes from a closed set of names."""
+        names = ", ".join(columns)
+        self.fetch_with_batch(f"INSERT INTO {table} ({names}) SELECT {names} FROM _batch", data)
+
+    def fetch_with_batch(
+        self, sql: str, data: Any, params: Sequence[Any] | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run SQL that reads the Arrow table `data` as `_batch`.
+
+        A DuckDB replacement scan of a local variable, not conn.register(): inside an open
+        transaction duckdb 2.0 keeps every registered table alive until COMMIT, which made
+        a 1,000,000-trace import hold every batch in memory.
+        """
+        _batch = data  # noqa: F841 - read by name from the SQL
         try:
-            self.conn.register(view, data)
-            self.conn.execute(
-                f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM {view}"
-            ).fetchall()
+            result = (
+                self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
+            )
+            return result.fetchall()
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: {exc}") from exc
-        finally:
-            self.conn.unregister(view)
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:

@@ -72,15 +72,11 @@ def stored_hashes(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str
     """trace_id -> (content_hash, import_id, source_line) for the ids already stored."""
     if not trace_ids:
         return {}
-    ids = pa.table({"trace_id": list(trace_ids)})
-    store.conn.register("_lookup_ids", ids)
-    try:
-        rows = store.fetchall(
-            "SELECT t.trace_id, t.content_hash, t.import_id, t.source_line "
-            "FROM traces t JOIN _lookup_ids USING (trace_id)"
-        )
-    finally:
-        store.conn.unregister("_lookup_ids")
+    rows = store.fetch_with_batch(
+        "SELECT t.trace_id, t.content_hash, t.import_id, t.source_line "
+        "FROM traces t JOIN _batch USING (trace_id)",
+        pa.table({"trace_id": list(trace_ids)}),
+    )
     return {row[0]: (row[1], row[2], row[3]) for row in rows}
 
 

@@ -38,15 +38,12 @@ def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
     """trace_id -> number of claims, for the ids that exist (0 when a trace has none yet)."""
     if not trace_ids:
         return {}
-    store.conn.register("_lookup_ids", pa.table({"trace_id": list(trace_ids)}))
-    try:
-        rows = store.fetchall(
-            "SELECT t.trace_id, count(c.claim_index) FROM traces t "
-            "JOIN _lookup_ids USING (trace_id) LEFT JOIN claims c USING (trace_id) "
-            "GROUP BY t.trace_id"
-        )
-    finally:
-        store.conn.unregister("_lookup_ids")
+    rows = store.fetch_with_batch(
+        "SELECT t.trace_id, count(c.claim_index) FROM traces t "
+        "JOIN _batch USING (trace_id) LEFT JOIN claims c USING (trace_id) "
+        "GROUP BY t.trace_id",
+        pa.table({"trace_id": list(trace_ids)}),
+    )
     return {trace_id: int(count) for trace_id, count in rows}
 
 
@@ -72,13 +69,10 @@ def add_external_reviewers(store: Store, names: Sequence[str]) -> None:
 def stored_event_hashes(store: Store, hashes: Sequence[str]) -> set[str]:
     if not hashes:
         return set()
-    store.conn.register("_lookup_hashes", pa.table({"content_hash": list(hashes)}))
-    try:
-        rows = store.fetchall(
-            "SELECT DISTINCT e.content_hash FROM label_events e JOIN _lookup_hashes USING (content_hash)"
-        )
-    finally:
-        store.conn.unregister("_lookup_hashes")
+    rows = store.fetch_with_batch(
+        "SELECT DISTINCT e.content_hash FROM label_events e JOIN _batch USING (content_hash)",
+        pa.table({"content_hash": list(hashes)}),
+    )
     return {row[0] for row in rows}
 
 

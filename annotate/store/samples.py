@@ -146,18 +146,15 @@ def draw_ranks(
     )
     keys = ", ".join(f"s{i}" for i in range(width))
     join = " AND ".join(f"r.s{i} IS NOT DISTINCT FROM a.k{i}" for i in range(width))
-    store.conn.register("_alloc", table)
-    try:
-        rows = store.fetchall(
-            f"WITH {cte}, ranked AS (SELECT trace_id, {keys}, "
-            f"row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) AS rank FROM frame) "
-            f"SELECT r.trace_id, {', '.join(f'r.s{i}' for i in range(width))}, r.rank "
-            f"FROM ranked r JOIN _alloc a ON {join} WHERE r.rank > a.lo AND r.rank <= a.hi "
-            f"ORDER BY {', '.join(f'r.s{i} NULLS LAST' for i in range(width))}, r.rank",
-            params,
-        )
-    finally:
-        store.conn.unregister("_alloc")
+    rows = store.fetch_with_batch(
+        f"WITH {cte}, ranked AS (SELECT trace_id, {keys}, "
+        f"row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) AS rank FROM frame) "
+        f"SELECT r.trace_id, {', '.join(f'r.s{i}' for i in range(width))}, r.rank "
+        f"FROM ranked r JOIN _batch a ON {join} WHERE r.rank > a.lo AND r.rank <= a.hi "
+        f"ORDER BY {', '.join(f'r.s{i} NULLS LAST' for i in range(width))}, r.rank",
+        table,
+        params,
+    )
     return [(row[0], tuple(row[1 : 1 + width]), int(row[-1])) for row in rows]
 
 

@@ -1,0 +1,169 @@
+"""Sample: choose filters, strata and allocation, see the plan, draw, and list samples."""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import ui
+from annotate.errors import AnnotateError
+from annotate.samples import Plan, draw_sample, list_samples, plan_sample, top_up
+from annotate.sampling import ALLOCATIONS, DEFAULT_BY, NO_VALUE, SampleSpec, parse_where
+from annotate.store.samples import attribute_names
+
+st.title("Sample")
+st.caption(
+    "A seeded, stratified random draw of judgeable traces. Every later number knows how it "
+    "was drawn: each trace keeps its stratum, inclusion probability and weight."
+)
+
+try:
+    store = ui.store()
+    attributes = attribute_names(store)
+except AnnotateError as exc:
+    ui.show_error(exc)
+    st.stop()
+
+with st.form("sample_form"):
+    left, right = st.columns(2)
+    name = left.text_input("Sample name", key="sample_name")
+    n = left.number_input("Traces to draw (n)", min_value=1, value=200, step=10, key="sample_n")
+    seed = left.number_input("Seed", min_value=0, value=7, step=1, key="sample_seed")
+    by = right.multiselect(
+        "Strata",
+        ["feature", "risk_category", "model", *attributes],
+        default=list(DEFAULT_BY),
+        key="sample_by",
+    )
+    allocation = right.selectbox(
+        "Allocation", [a for a in ALLOCATIONS if a != "explicit"], key="sample_allocation"
+    )
+    minimum = right.number_input("Minimum per stratum", min_value=0, value=1, key="sample_min")
+    where = st.text_area(
+        "Filters, one NAME=VALUE[,VALUE] a line (feature, risk_category, model, since, until, "
+        "judge, or an attribute)",
+        key="sample_where",
+    )
+    planned = st.form_submit_button("Show the plan")
+
+
+def _spec() -> SampleSpec:
+    return SampleSpec(
+        name=name.strip(),
+        n=int(n),
+        by=tuple(by),
+        allocation=allocation,
+        min_per_stratum=int(minimum),
+        seed=int(seed),
+        filters=parse_where([line for line in where.splitlines() if line.strip()]),
+    )
+
+
+def _plan_frame(plan: Plan) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "stratum": [
+                " | ".join(NO_VALUE if v is None else v for v in s.values) for s in plan.strata
+            ],
+            "N_h": [s.population for s in plan.strata],
+            "n_h": [s.sample for s in plan.strata],
+            "inclusion_probability": [s.inclusion_probability for s in plan.strata],
+            "judge_rate": [s.judge_rate for s in plan.strata],
+        }
+    )
+
+
+def _share_chart(frame: pd.DataFrame) -> alt.Chart:
+    shares = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "stratum": frame["stratum"],
+                    "of": "population",
+                    "share": frame["N_h"] / frame["N_h"].sum(),
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "stratum": frame["stratum"],
+                    "of": "sample",
+                    "share": frame["n_h"] / frame["n_h"].sum(),
+                }
+            ),
+        ]
+    )
+    return (
+        alt.Chart(shares, title="Population vs sample share per stratum")
+        .mark_bar()
+        .encode(
+            y=alt.Y("stratum:N", title=None),
+            x=alt.X("share:Q", axis=alt.Axis(format="%")),
+            yOffset="of:N",
+            color=alt.Color("of:N", title=None),
+            tooltip=["stratum", "of", alt.Tooltip("share:Q", format=".1%")],
+        )
+    )
+
+
+if planned:
+    try:
+        st.session_state["sample_plan"] = plan_sample(store, _spec())
+    except AnnotateError as exc:
+        st.session_state.pop("sample_plan", None)
+        ui.show_error(exc)
+
+plan = st.session_state.get("sample_plan")
+if plan is not None:
+    st.subheader(f"Plan: {plan.total} of {plan.frame_size} traces")
+    st.caption(
+        "Excluded from the frame: " + ", ".join(f"{k} {v}" for k, v in plan.excluded.items())
+    )
+    frame = _plan_frame(plan)
+    st.altair_chart(_share_chart(frame), width="stretch")
+    st.dataframe(frame, hide_index=True)
+    if st.button(f"Draw sample {plan.spec.name!r}", type="primary", key="sample_draw"):
+        try:
+            drawn = draw_sample(store, plan.spec, created_by="app")
+            st.session_state.pop("sample_plan", None)
+            st.success(
+                f"Drew {len(drawn.trace_ids)} traces into {drawn.spec.name!r} (seed {drawn.spec.seed})."
+            )
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+st.subheader("Samples")
+samples = list_samples(store)
+if not samples:
+    st.caption("No samples yet.")
+else:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "name": s["name"],
+                    "traces": s["drawn"],
+                    "draws": s["draws"],
+                    "seed": s["seed"],
+                    "strata": ", ".join(s["by_columns"]),
+                    "allocation": s["allocation"],
+                    "min": s["min_per_stratum"],
+                    "frame": s["frame_size"],
+                    "excluded": ", ".join(f"{k} {v}" for k, v in s["excluded"].items()),
+                    "filters": ui.describe_filters(s["filters"]),
+                    "by": s["created_by"],
+                    "when": s["created_at"],
+                }
+                for s in samples
+            ]
+        ),
+        hide_index=True,
+        key="sample_list",
+    )
+    left, right = st.columns([3, 1])
+    target = left.selectbox("Top up", [s["name"] for s in samples], key="sample_topup_name")
+    extra = right.number_input("More traces", min_value=1, value=50, key="sample_topup_n")
+    if st.button("Draw more", key="sample_topup"):
+        try:
+            more = top_up(store, target, int(extra), created_by="app")
+            st.success(f"Added {len(more.trace_ids)} traces to {target!r}; weights updated.")
+        except AnnotateError as exc:
+            ui.show_error(exc)

@@ -1,0 +1,97 @@
+"""Peak memory of importing a large generated JSONL file, in a subprocess of its own.
+
+Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). The baseline is a process
+that imports the same libraries and opens a fresh store but imports no traces.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.bench.figures import bench_size, file_size, megabytes, show
+from tests.bench.synthetic import write_jsonl
+
+DEFAULT_SIZE = 1_000_000
+MARKS = (0.25, 0.5, 0.75)
+
+# Runs in a fresh interpreter so its peak RSS is the import's alone. Prints one JSON line.
+_CHILD = """
+import json, resource, sys, time
+import duckdb, pyarrow
+from annotate.ingest.importer import import_traces
+from annotate.store import open_store
+
+def rss():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+mode, path, db, marks = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+seen = {}
+def progress(rows, fraction):
+    for mark in marks:
+        if fraction >= mark and str(mark) not in seen:
+            seen[str(mark)] = [rows, rss()]
+            break  # a small file passes several marks in one batch: record it once
+
+started = time.perf_counter()
+store = open_store(db)
+imported = 0
+if mode == "import":
+    imported = import_traces(store, path, fmt="jsonl", progress=progress).imported
+    seen["end"] = [imported, rss()]
+store.close()
+print(json.dumps({
+    "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    "seconds": time.perf_counter() - started,
+    "imported": imported,
+    "marks": seen,
+}))
+"""
+
+
+def measure(mode: str, path: Path, db: Path) -> dict[str, Any]:
+    """Run the child in `mode` (baseline or import) and return what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(path), str(db), json.dumps(MARKS)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {mode} process failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def describe_marks(marks: dict[str, list[int]]) -> str:
+    return ", ".join(f"{rows:,} rows {megabytes(rss)}" for rows, rss in marks.values())
+
+
+def run() -> None:
+    count = bench_size("ANNOTATE_BENCH_LARGE", DEFAULT_SIZE)
+    with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
+        path = Path(tmp) / "traces.jsonl"
+        started = time.perf_counter()
+        size = write_jsonl(path, count)
+        show(
+            f"generated {count:,} traces: {file_size(size)} in {time.perf_counter() - started:.1f} s"
+        )
+        baseline = measure("baseline", path, Path(tmp) / "empty.duckdb")
+        result = measure("import", path, Path(tmp) / "store.duckdb")
+        store_size = (Path(tmp) / "store.duckdb").stat().st_size
+    if result["imported"] != count:
+        raise RuntimeError(f"imported {result['imported']:,} of {count:,} generated traces")
+    show(
+        f"import {count:,} traces: peak RSS {megabytes(result['peak'])} "
+        f"(baseline process {megabytes(baseline['peak'])}), file {file_size(size)}, "
+        f"{result['seconds']:.0f} s ({count / result['seconds']:,.0f} traces/s)"
+    )
+    show(f"  RSS during the import: {describe_marks(result['marks'])}")
+    show(f"  store file after the import: {file_size(store_size)}")
