@@ -197,6 +197,9 @@ def bounded_shares(
     minimum unless the weighted strata are all full; then they share the rest in
     proportion to their size.
     """
+    top = max(weights, default=0.0)
+    # relative weights; a weight under 1e-12 of the largest counts as zero (and no subnormals)
+    weights = [w / top if top > 0 and w / top > 1e-12 else 0.0 for w in weights]
     weighted = [h for h, w in enumerate(weights) if w > 0]
     most = sum(populations[h] for h in weighted) + sum(
         lower[h] for h in range(len(weights)) if weights[h] <= 0
@@ -220,19 +223,28 @@ def bounded_shares(
 def _solve_lambda(
     n: int, upper: Sequence[int], weights: Sequence[float], lower: Sequence[int]
 ) -> list[float]:
-    def shares(scale: float) -> list[float]:
-        return [
-            min(max(scale * w, lo), up) for w, lo, up in zip(weights, lower, upper, strict=True)
-        ]
+    """Exact: sum_h clip(lambda * w_h, l_h, u_h) is piecewise linear in lambda between breakpoints."""
+    top = max(weights, default=0.0)
+    scaled = [w / top if top > 0 else 0.0 for w in weights]  # also tames subnormal weights
 
-    low, high = (
-        0.0,
-        max((up / w for w, up in zip(weights, upper, strict=True) if w > 0), default=0.0),
+    def shares(scale: float) -> list[float]:
+        return [min(max(scale * w, lo), up) for w, lo, up in zip(scaled, lower, upper, strict=True)]
+
+    points = sorted(
+        {b / w for w, lo, up in zip(scaled, lower, upper, strict=True) if w > 0 for b in (lo, up)}
     )
-    for _ in range(200):
-        middle = (low + high) / 2
-        low, high = (middle, high) if sum(shares(middle)) < n else (low, middle)
-    return shares(high)
+    previous = 0.0
+    for point in points:
+        if sum(shares(point)) >= n:
+            base = sum(shares(previous))
+            slope = sum(
+                w
+                for w, lo, up in zip(scaled, lower, upper, strict=True)
+                if w > 0 and lo <= previous * w and point * w <= up
+            )
+            return shares(previous + (n - base) / slope if slope > 0 else point)
+        previous = point
+    return shares(previous)
 
 
 def explicit_sizes(

@@ -72,3 +72,27 @@ def test_import_page_reports_a_missing_file(app_store):
     app.text_input(key="import_path").input("/no/such/file.jsonl")
     app.button(key="import_run").click().run()
     assert "does not exist" in app.error[0].value
+
+
+def test_sample_page_plans_and_draws_a_sample(app_store):
+    app = run_page("pages/sample.py")
+    app.text_input(key="sample_name").input("page-sample")
+    app.number_input(key="sample_n").set_value(2)
+    app.button[0].click().run()  # the form's "Show the plan"
+    assert not app.exception, app.exception
+    assert "Plan: 2 of 2 traces" in [h.value for h in app.subheader]
+    plan = app.dataframe[0].value
+    assert list(plan["N_h"]) == [1, 1] and list(plan["n_h"]) == [1, 1]
+    app.button(key="sample_draw").click().run()
+    assert not app.exception, app.exception
+    assert "Drew 2 traces into 'page-sample'" in app.success[0].value
+    listed = app.dataframe[-1].value
+    assert list(listed["name"]) == ["page-sample"] and list(listed["traces"]) == [2]
+
+
+def test_sample_page_shows_a_bad_request_as_an_error(app_store):
+    app = run_page("pages/sample.py")
+    app.text_input(key="sample_name").input("too-big")
+    app.number_input(key="sample_n").set_value(50)
+    app.button[0].click().run()
+    assert "n=50 is larger than the frame" in app.error[0].value

@@ -114,9 +114,9 @@ def attribute_names(store: Store, limit: int = 50) -> list[str]:
 def has_attribute(store: Store, name: str) -> bool:
     return bool(
         store.scalar(
-            "SELECT count(*) FROM (SELECT 1 FROM traces WHERE json_extract_string(attributes, ?) "
-            "IS NOT NULL LIMIT 1)",
-            [json_path(name)],
+            "SELECT count(*) FROM (SELECT 1 FROM traces "
+            "WHERE list_contains(json_keys(attributes), ?) LIMIT 1)",
+            [name],
         )
     )
 

@@ -1,0 +1,396 @@
+"""Stratified sampling: allocation invariants, the seeded draw, top-ups, errors, the CLI contract."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chi2
+
+from annotate.ingest.importer import import_traces
+from annotate.samples import (
+    draw_sample,
+    list_samples,
+    plan_sample,
+    sample_trace_ids,
+    sample_units,
+    top_up,
+)
+from annotate.sampling import SampleError, SampleSpec, allocate, neyman_weight, parse_where
+from annotate.store import open_store
+from annotate.store.samples import draw_ranks
+
+FEATURES = {"billing_qa": 0.30, "hr_policy": 0.05, "medical_info": 0.20, "code_assistant": 0.10}
+
+
+def write_traces(path: Path, count: int = 1200) -> Path:
+    rng = random.Random(11)
+    with path.open("w") as fh:
+        for i in range(count):
+            feature = rng.choice(list(FEATURES))
+            risk = "high" if rng.random() < 0.2 else "low"
+            flagged = rng.random() < FEATURES[feature]
+            row = {
+                "trace_id": f"tr-{i:05d}",
+                "timestamp": f"2026-03-{1 + i % 28:02d}T10:00:00Z",
+                "feature": feature,
+                "risk_category": risk,
+                "model": rng.choice(["m-1", "m-2"]),
+                "response": "r",
+                "context": [] if i % 40 == 0 else ["doc"],
+                "attributes": {"retriever": rng.choice(["bm25", "hybrid"]), "empty": None},
+            }
+            if feature != "hr_policy":  # hr_policy has no judge verdicts: Neyman falls back to 0.5
+                row["judge"] = [
+                    {
+                        "judge": "j",
+                        "level": "response",
+                        "label": "unsupported" if flagged else "supported",
+                    }
+                ]
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def frame_store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sampling")
+    store = open_store(folder / "s.duckdb")
+    import_traces(store, write_traces(folder / "traces.jsonl"))
+    yield store
+    store.close()
+
+
+# -- allocation ---------------------------------------------------------------------------
+
+
+@st.composite
+def allocation_cases(draw):
+    populations = draw(st.lists(st.integers(1, 400), min_size=1, max_size=60))
+    weights = draw(
+        st.lists(st.floats(0, 1000), min_size=len(populations), max_size=len(populations))
+    )
+    minimum = draw(st.integers(0, 6))
+    lower = sum(min(max(minimum, 1), p) for p in populations)
+    n = draw(st.integers(lower, sum(populations)))
+    return populations, weights, minimum, n
+
+
+@given(allocation_cases())
+@settings(max_examples=300, deadline=None)
+def test_allocation_sums_to_n_within_bounds_and_minimum(case):
+    populations, weights, minimum, n = case
+    sizes = allocate(n, populations, weights, minimum)
+    assert sum(sizes) == n
+    for size, population in zip(sizes, populations, strict=True):
+        assert 0 < size <= population
+        assert size >= min(minimum, population)
+
+
+@given(allocation_cases(), st.data())
+@settings(max_examples=150, deadline=None)
+def test_allocation_above_a_floor_never_goes_below_it(case, data):
+    populations, weights, minimum, n = case
+    first = allocate(n, populations, weights, minimum)
+    extra = data.draw(st.integers(0, sum(populations) - n))
+    grown = allocate(n + extra, populations, weights, minimum, floor=first)
+    assert sum(grown) == n + extra
+    assert all(g >= f for g, f in zip(grown, first, strict=True))
+
+
+def test_neyman_matches_a_hand_computed_example():
+    # N_h S_h with S_h = sqrt(p(1-p)): 1000*0.3 = 300, 500*sqrt(0.21) = 229.13, 200*0.5 = 100.
+    # n = 100 shares them as 47.68, 36.42, 15.89 -> floors 47, 36, 15 (98); the two
+    # largest remainders (.89, .68) get the last two -> 48, 36, 16.
+    populations = [1000, 500, 200]
+    weights = [neyman_weight(N, p) for N, p in zip(populations, [0.1, 0.3, 0.5], strict=True)]
+    assert weights[0] == pytest.approx(300.0)
+    assert weights[1] == pytest.approx(229.1288, abs=1e-4)
+    assert allocate(100, populations, weights, minimum=1) == [48, 36, 16]
+
+
+def test_neyman_without_judge_verdicts_uses_half_as_the_rate():
+    assert neyman_weight(400, None) == 200.0
+
+
+def test_proportional_allocation_respects_the_cap_and_the_minimum():
+    assert allocate(10, [5, 100, 100], [5, 100, 100], minimum=3) == [3, 4, 3]
+    assert allocate(30, [2, 100, 100], [100, 1, 10], minimum=1) == [2, 3, 25]
+
+
+# -- plan and draw ------------------------------------------------------------------------
+
+
+def test_plan_reports_each_stratum_with_its_inclusion_probability(frame_store):
+    plan = plan_sample(
+        frame_store, SampleSpec(name="p", n=120, allocation="neyman", min_per_stratum=5, seed=1)
+    )
+    assert plan.total == 120
+    assert plan.excluded == {"no_context": 30, "filtered_out": 0}
+    assert plan.frame_size == 1170
+    for stratum in plan.strata:
+        assert 5 <= stratum.sample <= stratum.population
+        assert stratum.inclusion_probability == stratum.sample / stratum.population
+    hr = [s for s in plan.strata if s.values[0] == "hr_policy"]
+    assert all(s.judge_rate is None for s in hr)
+
+
+def test_a_drawn_sample_stores_stratum_probability_and_weight(frame_store):
+    plan = draw_sample(frame_store, SampleSpec(name="stored", n=100, seed=3))
+    units = sample_units(frame_store, "stored")
+    assert len(units) == 100 == len(set(u["trace_id"] for u in units))
+    sizes = {json.dumps(list(s.values)): s for s in plan.strata}
+    for unit in units:
+        stratum = sizes[unit["stratum_key"]]
+        assert unit["inclusion_probability"] == pytest.approx(stratum.sample / stratum.population)
+        assert unit["weight"] == pytest.approx(stratum.population / stratum.sample)
+    assert sorted(plan.trace_ids) == sorted(u["trace_id"] for u in units)
+
+
+def test_the_draw_follows_the_documented_hash_order(frame_store):
+    plan = draw_sample(frame_store, SampleSpec(name="hash", n=40, by=("feature",), seed=99))
+    traces = frame_store.fetchall("SELECT trace_id, feature FROM traces WHERE judgeable")
+    expected = []
+    for stratum in plan.strata:
+        members = sorted(
+            (hashlib.sha256(f"99:{tid}".encode()).hexdigest(), tid)
+            for tid, f in traces
+            if f == stratum.values[0]
+        )
+        expected += [tid for _, tid in members[: stratum.sample]]
+    assert sorted(plan.trace_ids) == sorted(expected)
+
+
+@given(st.integers(0, 2**31), st.integers(0, 2**31))
+@settings(max_examples=15, deadline=None)
+def test_same_seed_same_sample_and_another_seed_another(frame_store, seed, other):
+    spec = SampleSpec(name="x", n=60, seed=seed)
+    first = [r[0] for r in _ranks(frame_store, spec)]
+    assert first == [r[0] for r in _ranks(frame_store, spec)]
+    if other != seed:
+        assert first != [r[0] for r in _ranks(frame_store, SampleSpec(name="x", n=60, seed=other))]
+
+
+def _ranks(store, spec):
+    plan = plan_sample(store, spec)
+    ranges = [(s.values, 0, s.sample) for s in plan.strata]
+    return draw_ranks(store, spec.filters, spec.by, plan.max_import_id, spec.seed, ranges)
+
+
+def test_top_ups_are_disjoint_and_update_the_weights(frame_store):
+    first = draw_sample(frame_store, SampleSpec(name="grow", n=80, allocation="neyman", seed=5))
+    more = top_up(frame_store, "grow", 50)
+    again = top_up(frame_store, "grow", 25)
+    assert not set(first.trace_ids) & set(more.trace_ids)
+    assert not (set(first.trace_ids) | set(more.trace_ids)) & set(again.trace_ids)
+    assert len(sample_trace_ids(frame_store, "grow")) == 155 == again.total
+    sizes = {json.dumps(list(s.values)): s for s in again.strata}
+    for unit in sample_units(frame_store, "grow"):
+        stratum = sizes[unit["stratum_key"]]
+        assert unit["weight"] == pytest.approx(stratum.population / stratum.sample)
+    # a top-up takes the next traces in hash order: the union is what one draw of that size takes
+    union = set(sample_trace_ids(frame_store, "grow"))
+    ranges = [(s.values, 0, s.sample) for s in again.strata]
+    assert union == {
+        r[0]
+        for r in draw_ranks(
+            frame_store, again.spec.filters, again.spec.by, again.max_import_id, 5, ranges
+        )
+    }
+
+
+def test_filters_narrow_the_frame_and_are_stored(frame_store):
+    where = parse_where(
+        [
+            "feature=billing_qa,medical_info",
+            "retriever=bm25",
+            "since=2026-03-10",
+            "judge=unsupported",
+        ]
+    )
+    plan = draw_sample(
+        frame_store, SampleSpec(name="narrow", n=10, by=("feature",), seed=2, filters=where)
+    )
+    rows = frame_store.fetchall(
+        "SELECT t.feature, json_extract_string(t.attributes, '$.retriever'), t.timestamp FROM traces t "
+        "JOIN sample_units u USING (trace_id) WHERE u.sample = 'narrow'"
+    )
+    assert len(rows) == 10
+    assert all(
+        f in ("billing_qa", "medical_info") and r == "bm25" and ts.day >= 10 for f, r, ts in rows
+    )
+    stored = [s for s in list_samples(frame_store) if s["name"] == "narrow"][0]
+    assert stored["filters"]["columns"] == {"feature": ["billing_qa", "medical_info"]}
+    assert stored["excluded"]["filtered_out"] == 1170 - plan.frame_size
+    assert stored["seed"] == 2 and stored["by_columns"] == ["feature"]
+
+
+def test_strata_may_be_attributes(frame_store):
+    plan = plan_sample(frame_store, SampleSpec(name="a", n=20, by=("retriever", "model"), seed=1))
+    assert sorted(s.values for s in plan.strata) == [
+        ("bm25", "m-1"),
+        ("bm25", "m-2"),
+        ("hybrid", "m-1"),
+        ("hybrid", "m-2"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            SampleSpec(name="e", n=10, by=("colour",)),
+            "unknown column or attribute 'colour'; use one of: feature, risk_category, model",
+        ),
+        (
+            SampleSpec(name="e", n=5000),
+            "n=5000 is larger than the frame (1170 judgeable traces match); lower --n or widen the filters",
+        ),
+        (
+            SampleSpec(name="e", n=10, by=("empty",)),
+            "stratum column 'empty' has no values in the frame; stratify by another column",
+        ),
+        (
+            SampleSpec(name="e", n=10, filters=parse_where(["model=m-9"])),
+            "the frame is empty: none of the 1170 judgeable traces (of 1200) match the filters",
+        ),
+        (
+            SampleSpec(name="e", n=3, min_per_stratum=2),
+            "n=3 cannot give each of the 8 strata its minimum (16 traces in all)",
+        ),
+    ],
+)
+def test_bad_sample_requests_say_what_to_change_and_store_nothing(frame_store, spec, message):
+    before = len(list_samples(frame_store))
+    with pytest.raises(SampleError) as caught:
+        draw_sample(frame_store, spec)
+    assert message in str(caught.value)
+    assert len(list_samples(frame_store)) == before
+
+
+def test_a_name_is_used_once(frame_store):
+    draw_sample(frame_store, SampleSpec(name="once", n=10, seed=1))
+    with pytest.raises(SampleError, match="a sample named 'once' exists"):
+        draw_sample(frame_store, SampleSpec(name="once", n=10, seed=1))
+
+
+# -- the statistical check ------------------------------------------------------------------
+
+
+def test_selection_frequency_matches_inclusion_probability(tmp_path):
+    """Over 1,500 seeds each trace is drawn about R * n_h / N_h times (chi-square, alpha 0.001).
+
+    The seeds are fixed, so the outcome is the same on every run: not flaky.
+    """
+    store = open_store(tmp_path / "chi.duckdb")
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "trace_id": f"c{i}",
+                    "feature": "a" if i < 12 else "b",
+                    "response": "r",
+                    "context": ["d"],
+                }
+            )
+            + "\n"
+            for i in range(40)
+        )
+    )
+    import_traces(store, path)
+    spec = SampleSpec(name="chi", n=10, by=("feature",), allocation="equal")
+    plan = plan_sample(store, spec)
+    assert [(s.population, s.sample) for s in plan.strata] == [(12, 5), (28, 5)]
+    repetitions = 1500
+    counts: Counter[str] = Counter()
+    for seed in range(repetitions):
+        ranges = [(s.values, 0, s.sample) for s in plan.strata]
+        counts.update(
+            r[0] for r in draw_ranks(store, spec.filters, spec.by, plan.max_import_id, seed, ranges)
+        )
+    for stratum in plan.strata:
+        members = [f"c{i}" for i in range(40) if (i < 12) == (stratum.values[0] == "a")]
+        expected = repetitions * stratum.inclusion_probability
+        statistic = sum((counts[m] - expected) ** 2 / expected for m in members)
+        # Each draw takes n_h of N_h without replacement: Var(O_i) = R pi (1 - pi) and
+        # Cov(O_i, O_j) = -R pi (1 - pi) / (N - 1), so sum (O - E)^2 / (R pi (1 - pi)) is
+        # N / (N - 1) times a chi-square with N - 1 degrees of freedom.
+        size = len(members)
+        scaled = statistic / (1 - stratum.inclusion_probability) * (size - 1) / size
+        assert scaled < chi2.ppf(0.999, df=len(members) - 1), (stratum.values, scaled)
+        assert math.isclose(sum(counts[m] for m in members), repetitions * stratum.sample)
+    store.close()
+
+
+# -- CLI ------------------------------------------------------------------------------------
+
+
+def test_cli_sample_json_contract_plan_draw_and_top_up(cli, tmp_path):
+    cli("import", str(write_traces(tmp_path / "traces.jsonl")))
+    plan = cli(
+        "sample",
+        "--name",
+        "s",
+        "--n",
+        "50",
+        "--by",
+        "feature,risk_category",
+        "--allocation",
+        "neyman",
+        "--min-per-stratum",
+        "2",
+        "--seed",
+        "7",
+        "--plan-only",
+        "--json",
+    )
+    assert plan.code == 0
+    document = plan.json()
+    assert set(document) == {"name", "seed", "frame_size", "excluded", "strata", "trace_ids"}
+    assert (document["name"], document["seed"], document["frame_size"], document["trace_ids"]) == (
+        "s",
+        7,
+        1170,
+        [],
+    )
+    assert document["excluded"] == {"no_context": 30, "filtered_out": 0}
+    first = document["strata"][0]
+    assert set(first) == {"stratum", "population", "sample", "inclusion_probability"}
+    assert set(first["stratum"]) == {"feature", "risk_category"}
+    assert sum(s["sample"] for s in document["strata"]) == 50
+    assert cli("samples", "--json").json() == {"samples": []}  # plan-only stored nothing
+
+    drawn = cli(
+        "sample",
+        "--name",
+        "s",
+        "--n",
+        "50",
+        "--allocation",
+        "neyman",
+        "--min-per-stratum",
+        "2",
+        "--seed",
+        "7",
+        "--json",
+    ).json()
+    assert drawn["strata"] == document["strata"] and len(drawn["trace_ids"]) == 50
+    more = cli("sample", "--name", "s", "--top-up", "20", "--json").json()
+    assert len(more["trace_ids"]) == 20 and not set(more["trace_ids"]) & set(drawn["trace_ids"])
+    assert sum(s["sample"] for s in more["strata"]) == 70
+
+
+def test_cli_sample_errors_exit_2(cli, tmp_path):
+    cli("import", str(write_traces(tmp_path / "traces.jsonl")))
+    result = cli("sample", "--name", "s", "--n", "10", "--by", "colour")
+    assert result.code == 2 and "unknown column or attribute 'colour'" in result.err
+    assert cli("sample", "--name", "s", "--top-up", "5").code == 2
+    assert cli("sample", "--name", "s", "--n", "10", "--where", "feature").code == 2
