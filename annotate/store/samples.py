@@ -30,7 +30,8 @@ def json_path(attribute: str) -> str:
 
 
 def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str], list[Any]]:
-    conds, params = ["judgeable"], []
+    conds: list[str] = ["judgeable"]
+    params: list[Any] = []
     if max_import_id is not None:
         conds.append("import_id <= ?")
         params.append(max_import_id)
@@ -47,7 +48,7 @@ def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str],
         params.extend(values)
     for attribute, values in filters.attributes.items():
         conds.append(f"json_extract_string(attributes, ?) IN ({', '.join('?' for _ in values)})")
-        params.extend([json_path(attribute), *values])
+        params += [json_path(attribute), *values]
     if filters.judge:
         marks = ", ".join("?" for _ in filters.judge)
         conds.append(f"trace_id IN (SELECT trace_id FROM judge_verdicts WHERE label IN ({marks}))")

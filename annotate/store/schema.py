@@ -197,8 +197,70 @@ CREATE TABLE sample_draws (
 CREATE INDEX sample_units_sample ON sample_units (sample);
 """
 
+_LABELLING = """
+CREATE SEQUENCE llm_call_ids START 1;
+CREATE SEQUENCE skip_event_ids START 1;
+CREATE SEQUENCE adjudication_ids START 1;
+CREATE TABLE llm_calls (
+    id BIGINT PRIMARY KEY DEFAULT nextval('llm_call_ids'),
+    purpose VARCHAR NOT NULL,         -- claim_extraction | judge
+    trace_id VARCHAR,
+    model VARCHAR NOT NULL,
+    prompt_version VARCHAR NOT NULL,
+    request_id VARCHAR,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    raw_response VARCHAR,
+    error VARCHAR,                    -- a parse or API failure, recorded, never guessed around
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE claim_flags (
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,          -- not_atomic | not_in_response | not_a_claim | other
+    note VARCHAR,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE assignments (
+    sample VARCHAR NOT NULL,
+    trace_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    position INTEGER NOT NULL,        -- the reviewer's shuffled order
+    active BOOLEAN NOT NULL,
+    assigned_at TIMESTAMP NOT NULL,
+    assigned_by VARCHAR NOT NULL
+);
+CREATE TABLE skip_events (
+    event_id BIGINT PRIMARY KEY DEFAULT nextval('skip_event_ids'),
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE adjudications (
+    event_id BIGINT PRIMARY KEY DEFAULT nextval('adjudication_ids'),
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    adjudicator VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    error_type VARCHAR,
+    reason VARCHAR NOT NULL,
+    rubric_version INTEGER NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE settings (
+    key VARCHAR PRIMARY KEY,
+    value JSON NOT NULL
+);
+CREATE INDEX assignments_reviewer ON assignments (reviewer, sample);
+CREATE INDEX label_events_claim ON label_events (trace_id, claim_index);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
     ("0003_samples", _SAMPLES),
+    ("0004_labelling", _LABELLING),
 ]
