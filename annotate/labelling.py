@@ -1,0 +1,183 @@
+"""The labelling session: a reviewer's queue, the next claim, verdicts, Back, Skip, progress.
+
+Blind by construction: nothing here returns the judge's verdict or another reviewer's
+label for a claim the reviewer has not yet labelled. Every verdict is one append-only
+event, committed before the caller can ask for the next claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from annotate.errors import AnnotateError
+from annotate.store import Store
+from annotate.store import assignments as sql
+from annotate.store.labels import active_rubric
+from annotate.store.schema import ERROR_TYPES
+from annotate.store.status import trace_detail
+
+SKIP_REASONS = ("unclear_context", "not_my_expertise", "bad_extraction", "other")
+# numbers (incl. money, percentages, decimals), dates, and capitalised names
+_SALIENT = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\$?\d[\d,]*(?:\.\d+)?%?"
+    r"|\b[A-Z]{2,}[\w-]*\b|\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b"
+)
+_COMMON = {
+    "The",
+    "A",
+    "An",
+    "This",
+    "That",
+    "It",
+    "You",
+    "Your",
+    "We",
+    "Our",
+    "I",
+    "If",
+    "In",
+    "On",
+    "For",
+}
+
+
+class LabelError(AnnotateError):
+    """A verdict that cannot be recorded as given; the message says why."""
+
+
+@dataclass
+class ClaimView:
+    trace_id: str
+    claim_index: int
+    claim: dict[str, Any]
+    trace: dict[str, Any]
+    position: int
+    total: int
+    shown_at: datetime = field(default_factory=datetime.now)
+
+    @property
+    def salient_terms(self) -> list[str]:
+        """The claim's numbers, names and dates, to highlight where the context has them."""
+        terms = []
+        for match in _SALIENT.finditer(self.claim["text"]):
+            term = match.group(0).rstrip(",.")
+            if term and term not in _COMMON and term not in terms:
+                terms.append(term)
+        return terms
+
+
+def rubric_labels(store: Store) -> tuple[int, list[dict[str, Any]]]:
+    return active_rubric(store)
+
+
+def unsupported_labels(store: Store) -> set[str]:
+    _, labels = active_rubric(store)
+    return {item["label"] for item in labels if item["binary"] == "unsupported"}
+
+
+def reviewer_queue(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    return sql.queue(store, reviewer, sample)
+
+
+def next_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None:
+    """The first claim in the reviewer's order with no verdict and no skip; None when done."""
+    items = sql.queue(store, reviewer, sample)
+    for position, item in enumerate(items, start=1):
+        if item["label"] is None and not item["skipped"]:
+            return claim_view(store, item["trace_id"], item["claim_index"], position, len(items))
+    return None
+
+
+def claim_view(
+    store: Store, trace_id: str, claim_index: int, position: int = 0, total: int = 0
+) -> ClaimView:
+    trace = trace_detail(store, trace_id)
+    if trace is None:
+        raise LabelError(f"no trace {trace_id!r}")
+    trace.pop("judge_verdicts", None)  # blind: the view never carries the judge's verdict
+    claim = next((c for c in trace["claims"] if c["claim_index"] == claim_index), None)
+    if claim is None:
+        raise LabelError(f"trace {trace_id!r} has no claim {claim_index}")
+    return ClaimView(trace_id, claim_index, claim, trace, position, total)
+
+
+def record_verdict(
+    store: Store,
+    reviewer: str,
+    view: ClaimView,
+    label: str,
+    error_type: str | None = None,
+    note: str | None = None,
+) -> int:
+    """Append the verdict as an event and commit it; returns the event id."""
+    version, labels = active_rubric(store)
+    names = [item["label"] for item in labels]
+    if label not in names:
+        raise LabelError(f"{label!r} is not in the active rubric; use one of: {', '.join(names)}")
+    if error_type and label not in unsupported_labels(store):
+        raise LabelError(f"an error type goes only with an unsupported label, not {label!r}")
+    if error_type and error_type not in ERROR_TYPES:
+        raise LabelError(
+            f"{error_type!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}"
+        )
+    if not sql.is_assigned(store, reviewer, view.trace_id):
+        raise LabelError(f"trace {view.trace_id!r} is not in {reviewer}'s queue")
+    row = {
+        "trace_id": view.trace_id,
+        "claim_index": view.claim_index,
+        "reviewer": reviewer,
+        "label": label,
+        "error_type": error_type or None,
+        "note": (note or "").strip() or None,
+        "rubric_version": version,
+        "shown_at": view.shown_at,
+    }
+    with store.transaction():
+        return sql.insert_label_event(store, row)
+
+
+def skip_claim(store: Store, reviewer: str, view: ClaimView, reason: str) -> None:
+    if reason not in SKIP_REASONS:
+        raise LabelError(f"give a reason to skip: one of {', '.join(SKIP_REASONS)}")
+    if not sql.is_assigned(store, reviewer, view.trace_id):
+        raise LabelError(f"trace {view.trace_id!r} is not in {reviewer}'s queue")
+    with store.transaction():
+        sql.insert_skip(store, view.trace_id, view.claim_index, reviewer, reason)
+
+
+def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None:
+    """The claim of the reviewer's last verdict, to change it (the change is a new event)."""
+    last = sql.last_label_event(store, reviewer, sample)
+    if last is None:
+        return None
+    return claim_view(store, last["trace_id"], last["claim_index"])
+
+
+def progress(store: Store, reviewer: str, sample: str) -> dict[str, int]:
+    items = sql.queue(store, reviewer, sample)
+    done = sum(1 for item in items if item["label"] is not None or item["skipped"])
+    return {"done": done, "assigned": len(items), "skipped": sum(1 for i in items if i["skipped"])}
+
+
+def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[str, Any]]:
+    """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it."""
+    if not reveal_judge_after_submit(store):
+        return []
+    labelled = any(
+        item["trace_id"] == view.trace_id
+        and item["claim_index"] == view.claim_index
+        and item["label"]
+        for item in sql.queue(store, reviewer, sql.assigned_sample(store, reviewer, view.trace_id))
+    )
+    return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index) if labelled else []
+
+
+def reveal_judge_after_submit(store: Store) -> bool:
+    return sql.get_setting(store, "reveal_judge_after_submit") == "true"
+
+
+def set_reveal_judge_after_submit(store: Store, reveal: bool) -> None:
+    sql.put_setting(store, "reveal_judge_after_submit", "true" if reveal else "false")

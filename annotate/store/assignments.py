@@ -1,0 +1,198 @@
+"""SQL for assignments, the reviewer's queue, label/skip events and adjudications.
+
+Label, skip and adjudication events are append-only: INSERT only, never UPDATE or DELETE.
+Assignments may be deactivated (a reviewer leaves); their done work stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.store import Store
+
+
+def active_assignments(store: Store, sample: str) -> list[tuple[str, str, int]]:
+    """(trace_id, reviewer, position) of the sample's active assignments."""
+    return [
+        (t, r, int(p))
+        for t, r, p in store.fetchall(
+            "SELECT trace_id, reviewer, position FROM assignments WHERE sample = ? AND active",
+            [sample],
+        )
+    ]
+
+
+def done_traces(store: Store, sample: str, reviewer: str) -> set[str]:
+    """Traces where the reviewer has a verdict or a skip for every claim."""
+    rows = store.fetchall(
+        "SELECT a.trace_id FROM assignments a JOIN claims c USING (trace_id) "
+        "WHERE a.sample = ? AND a.reviewer = ? AND a.active "
+        "GROUP BY a.trace_id HAVING bool_and("
+        "  EXISTS (SELECT 1 FROM label_events e WHERE e.trace_id = c.trace_id "
+        "          AND e.claim_index = c.claim_index AND e.reviewer = a.reviewer) OR "
+        "  EXISTS (SELECT 1 FROM skip_events s WHERE s.trace_id = c.trace_id "
+        "          AND s.claim_index = c.claim_index AND s.reviewer = a.reviewer))",
+        [sample, reviewer],
+    )
+    return {row[0] for row in rows}
+
+
+def deactivate(store: Store, sample: str, trace_id: str, reviewer: str) -> None:
+    store.execute(
+        "UPDATE assignments SET active = FALSE WHERE sample = ? AND trace_id = ? AND reviewer = ?",
+        [sample, trace_id, reviewer],
+    )
+
+
+def add_assignments(
+    store: Store, sample: str, rows: Sequence[tuple[str, str, int]], by: str
+) -> None:
+    if not rows:
+        return
+    now = datetime.now()
+    table = pa.table(
+        {
+            "sample": [sample] * len(rows),
+            "trace_id": [r[0] for r in rows],
+            "reviewer": [r[1] for r in rows],
+            "position": pa.array([r[2] for r in rows], pa.int32()),
+            "active": [True] * len(rows),
+            "assigned_at": pa.array([now] * len(rows), pa.timestamp("us")),
+            "assigned_by": [by] * len(rows),
+        }
+    )
+    store.insert_arrow("assignments", table.column_names, table)
+
+
+def queue(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    """The reviewer's claims in order, with their latest label and whether skipped."""
+    return store.fetch_dicts(
+        "WITH latest AS (SELECT trace_id, claim_index, arg_max(label, event_id) AS label "
+        "  FROM label_events WHERE reviewer = ? GROUP BY trace_id, claim_index), "
+        "skipped AS (SELECT DISTINCT trace_id, claim_index FROM skip_events WHERE reviewer = ?) "
+        "SELECT a.trace_id, c.claim_index, a.position, l.label, "
+        "  (s.trace_id IS NOT NULL) AS skipped "
+        "FROM assignments a JOIN claims c USING (trace_id) "
+        "LEFT JOIN latest l ON l.trace_id = c.trace_id AND l.claim_index = c.claim_index "
+        "LEFT JOIN skipped s ON s.trace_id = c.trace_id AND s.claim_index = c.claim_index "
+        "WHERE a.reviewer = ? AND a.sample = ? AND a.active "
+        "ORDER BY a.position, c.claim_index",
+        [reviewer, reviewer, reviewer, sample],
+    )
+
+
+def is_assigned(store: Store, reviewer: str, trace_id: str) -> bool:
+    return bool(
+        store.scalar(
+            "SELECT count(*) FROM assignments WHERE reviewer = ? AND trace_id = ? AND active",
+            [reviewer, trace_id],
+        )
+    )
+
+
+def insert_label_event(store: Store, row: dict[str, Any]) -> int:
+    return int(
+        store.scalar(
+            "INSERT INTO label_events (trace_id, claim_index, reviewer, label, error_type, note, "
+            "rubric_version, shown_at, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'app') "
+            "RETURNING event_id",
+            [
+                row["trace_id"],
+                row["claim_index"],
+                row["reviewer"],
+                row["label"],
+                row.get("error_type"),
+                row.get("note"),
+                row["rubric_version"],
+                row.get("shown_at"),
+                row.get("created_at") or datetime.now(),
+            ],
+        )
+    )
+
+
+def insert_skip(store: Store, trace_id: str, claim_index: int, reviewer: str, reason: str) -> None:
+    store.execute(
+        "INSERT INTO skip_events (trace_id, claim_index, reviewer, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+        [trace_id, claim_index, reviewer, reason, datetime.now()],
+    )
+
+
+def last_label_event(store: Store, reviewer: str, sample: str) -> dict[str, Any] | None:
+    rows = store.fetch_dicts(
+        "SELECT e.* FROM label_events e WHERE e.reviewer = ? AND e.origin = 'app' AND e.trace_id IN "
+        "(SELECT trace_id FROM assignments WHERE sample = ? AND reviewer = ?) "
+        "ORDER BY e.event_id DESC LIMIT 1",
+        [reviewer, sample, reviewer],
+    )
+    return rows[0] if rows else None
+
+
+def latest_votes(store: Store, sample: str) -> list[dict[str, Any]]:
+    """Every reviewer's current (latest) label of every claim in the sample."""
+    return store.fetch_dicts(
+        "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
+        "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note "
+        "FROM label_events e JOIN sample_units u ON u.trace_id = e.trace_id AND u.sample = ? "
+        "GROUP BY e.trace_id, e.claim_index, e.reviewer ORDER BY e.trace_id, e.claim_index, e.reviewer",
+        [sample],
+    )
+
+
+def latest_adjudications(store: Store, sample: str) -> list[dict[str, Any]]:
+    return store.fetch_dicts(
+        "SELECT a.trace_id, a.claim_index, arg_max(a.label, a.event_id) AS label, "
+        "arg_max(a.reason, a.event_id) AS reason, arg_max(a.adjudicator, a.event_id) AS adjudicator "
+        "FROM adjudications a JOIN sample_units u ON u.trace_id = a.trace_id AND u.sample = ? "
+        "GROUP BY a.trace_id, a.claim_index",
+        [sample],
+    )
+
+
+def insert_adjudication(store: Store, row: dict[str, Any]) -> None:
+    store.execute(
+        "INSERT INTO adjudications (trace_id, claim_index, adjudicator, label, error_type, reason, "
+        "rubric_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            row["trace_id"],
+            row["claim_index"],
+            row["adjudicator"],
+            row["label"],
+            row.get("error_type"),
+            row["reason"],
+            row["rubric_version"],
+            datetime.now(),
+        ],
+    )
+
+
+def claim_judge_verdicts(store: Store, trace_id: str, claim_index: int) -> list[dict[str, Any]]:
+    return store.fetch_dicts(
+        "SELECT judge, level, label, score, explanation FROM judge_verdicts "
+        "WHERE trace_id = ? AND (claim_index = ? OR level = 'response') ORDER BY level",
+        [trace_id, claim_index],
+    )
+
+
+def get_setting(store: Store, key: str) -> Any:
+    return store.scalar("SELECT value FROM settings WHERE key = ?", [key])
+
+
+def put_setting(store: Store, key: str, value_json: str) -> None:
+    store.execute(
+        "INSERT INTO settings VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, value_json],
+    )
+
+
+def assigned_sample(store: Store, reviewer: str, trace_id: str) -> str:
+    return str(
+        store.scalar(
+            "SELECT sample FROM assignments WHERE reviewer = ? AND trace_id = ? AND active LIMIT 1",
+            [reviewer, trace_id],
+        )
+    )

@@ -1,0 +1,260 @@
+"""Accounts, assignment, the labelling session (blind, append-only), adjudication."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from labelling_data import PASSWORD, prepare
+
+from annotate.adjudication import AdjudicationError, adjudicate, disagreements
+from annotate.assignment import assign
+from annotate.labelling import (
+    LabelError,
+    judge_feedback,
+    next_claim,
+    previous_claim,
+    progress,
+    record_verdict,
+    reviewer_queue,
+    set_reveal_judge_after_submit,
+    skip_claim,
+)
+from annotate.sampling import SampleError
+from annotate.store import open_store
+from annotate.users import (
+    AuthError,
+    add_user,
+    authenticate,
+    check_password,
+    create_first_lead,
+    has_accounts,
+    hash_password,
+    list_users,
+    set_active,
+)
+
+
+@pytest.fixture
+def ready(fresh_store, tmp_path):
+    prepare(fresh_store, tmp_path)
+    return fresh_store
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+def test_passwords_are_scrypt_hashed_and_salted():
+    first, second = hash_password("s3cret-words"), hash_password("s3cret-words")
+    assert first.startswith("scrypt$16384$8$1$") and first != second
+    assert check_password("s3cret-words", first) and not check_password("s3cret-word", first)
+
+
+def test_first_lead_then_login_and_deactivation(fresh_store):
+    assert not has_accounts(fresh_store)
+    create_first_lead(fresh_store, "lena", PASSWORD)
+    with pytest.raises(AuthError, match="the first lead exists already"):
+        create_first_lead(fresh_store, "mallory", PASSWORD)
+    assert authenticate(fresh_store, "lena", PASSWORD).is_lead
+    with pytest.raises(AuthError, match="wrong user name or password"):
+        authenticate(fresh_store, "lena", "not the password")
+    add_user(fresh_store, "rob", "reviewer", PASSWORD)
+    set_active(fresh_store, "rob", False)
+    with pytest.raises(AuthError, match="deactivated"):
+        authenticate(fresh_store, "rob", PASSWORD)
+    assert [(u.name, u.active) for u in list_users(fresh_store)] == [("lena", True), ("rob", False)]
+
+
+def test_short_passwords_and_unknown_roles_are_refused(fresh_store):
+    with pytest.raises(AuthError, match="at least 8 characters"):
+        add_user(fresh_store, "x", "reviewer", "short")
+    with pytest.raises(AuthError, match="unknown role 'admin'"):
+        add_user(fresh_store, "x", "admin", PASSWORD)
+
+
+# -- assignment --------------------------------------------------------------------------------
+
+
+def test_every_trace_gets_k_reviewers_load_balanced(ready):
+    report = assign(ready, "demo", ["alice", "bob", "carol"], per_trace=2, seed=3)
+    assert report.added == 24
+    assert sorted(report.load.values()) == [8, 8, 8]
+    per_trace = Counter(
+        row[0] for row in ready.fetchall("SELECT trace_id FROM assignments WHERE active")
+    )
+    assert set(per_trace.values()) == {2} and len(per_trace) == 12
+
+
+def test_overlap_share_single_labels_the_rest(ready):
+    report = assign(ready, "demo", ["alice", "bob"], per_trace=2, overlap_share=0.5, seed=1)
+    assert report.overlap_traces == 6 and report.added == 6 * 2 + 6 * 1
+    assert sorted(report.load.values()) == [9, 9]
+
+
+def test_each_reviewer_order_is_shuffled_by_the_seed(ready):
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    alice = [q["trace_id"] for q in reviewer_queue(ready, "alice", "demo")][::3]
+    assert alice != sorted(alice)
+    other = open_store(":memory:")
+    try:
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as folder:
+            prepare(other, Path(folder))
+            assign(other, "demo", ["alice", "bob"], per_trace=2, seed=1)
+            assert [q["trace_id"] for q in reviewer_queue(other, "alice", "demo")][::3] == alice
+    finally:
+        other.close()
+
+
+def test_reassigning_when_a_reviewer_leaves_keeps_their_done_work(ready):
+    assign(ready, "demo", ["alice", "bob", "carol"], per_trace=2, seed=3)
+    first_trace = reviewer_queue(ready, "carol", "demo")[0]["trace_id"]
+    for _ in range(3):  # carol finishes her first trace (3 claims)
+        view = next_claim(ready, "carol", "demo")
+        record_verdict(ready, "carol", view, "supported")
+    report = assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=3)
+    assert report.released == 7
+    carol = {q["trace_id"] for q in reviewer_queue(ready, "carol", "demo")}
+    assert carol == {first_trace}
+    covered = Counter(r[0] for r in ready.fetchall("SELECT trace_id FROM assignments WHERE active"))
+    assert set(covered.values()) == {2}
+
+
+def test_assigning_to_unknown_people_or_too_many_per_trace_is_refused(ready):
+    with pytest.raises(SampleError, match="no active reviewer or lead account named dave"):
+        assign(ready, "demo", ["alice", "dave"], per_trace=1)
+    with pytest.raises(
+        SampleError, match="--per-trace must be between 1 and the number of reviewers"
+    ):
+        assign(ready, "demo", ["alice"], per_trace=2)
+
+
+# -- labelling ---------------------------------------------------------------------------------
+
+
+def test_a_session_labels_goes_back_skips_and_sees_progress(ready):
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    seen = []
+    for label in ["supported", "contradicted", "supported"]:
+        view = next_claim(ready, "alice", "demo")
+        seen.append((view.trace_id, view.claim_index))
+        record_verdict(
+            ready, "alice", view, label, error_type="number" if label == "contradicted" else None
+        )
+    back = previous_claim(ready, "alice", "demo")
+    assert (back.trace_id, back.claim_index) == seen[-1]
+    record_verdict(ready, "alice", back, "not_in_context", note="changed my mind")
+    skip_claim(ready, "alice", next_claim(ready, "alice", "demo"), "unclear_context")
+    assert progress(ready, "alice", "demo") == {"done": 4, "assigned": 36, "skipped": 1}
+    events = ready.fetchall(
+        "SELECT label FROM label_events WHERE reviewer = 'alice' ORDER BY event_id"
+    )
+    assert [e[0] for e in events] == ["supported", "contradicted", "supported", "not_in_context"]
+
+
+def test_the_view_is_blind_to_the_judge_and_to_other_reviewers(ready):
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    assert "judge_verdicts" not in view.trace
+    set_reveal_judge_after_submit(ready, True)
+    assert judge_feedback(ready, "alice", view) == []  # not before she submits
+    record_verdict(ready, "alice", view, "supported")
+    assert [v["label"] for v in judge_feedback(ready, "alice", view)][-1] == "unsupported"
+    assert [q["label"] for q in reviewer_queue(ready, "bob", "demo") if q["label"]] == []
+
+
+def test_verdicts_outside_the_rubric_or_queue_are_refused(ready):
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    with pytest.raises(LabelError, match="'wrong' is not in the active rubric"):
+        record_verdict(ready, "alice", view, "wrong")
+    with pytest.raises(LabelError, match="an error type goes only with an unsupported label"):
+        record_verdict(ready, "alice", view, "supported", error_type="number")
+    with pytest.raises(LabelError, match="is not in bob's queue"):
+        record_verdict(ready, "bob", view, "supported")
+
+
+def test_salient_terms_are_the_claims_numbers_names_and_dates(ready):
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    assert "INV-" in view.claim["text"]
+    terms = view.salient_terms
+    assert any(t.startswith("INV") for t in terms) and any(t.startswith("2026-02-") for t in terms)
+
+
+def test_eight_threads_record_two_thousand_verdicts_without_loss(ready):
+    reviewers = [f"r{i}" for i in range(8)]
+    for name in reviewers:
+        add_user(ready, name, "reviewer", PASSWORD)
+    assign(ready, "demo", reviewers, per_trace=8, seed=1)
+    view_by_reviewer = {r: next_claim(ready, r, "demo") for r in reviewers}
+    errors = []
+
+    def label(reviewer: str) -> None:
+        session = ready.session()  # each thread its own cursor, as each browser session
+        try:
+            for i in range(250):
+                record_verdict(
+                    session,
+                    reviewer,
+                    view_by_reviewer[reviewer],
+                    ("supported", "contradicted")[i % 2],
+                    note=str(i),
+                )
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=label, args=(r,)) for r in reviewers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    rows = ready.fetchall(
+        "SELECT reviewer, count(*), count(DISTINCT note), count(DISTINCT event_id) FROM label_events GROUP BY reviewer"
+    )
+    assert sorted(rows) == [(r, 250, 250, 250) for r in reviewers]
+
+
+# -- adjudication ------------------------------------------------------------------------------
+
+
+def test_adjudication_lists_disagreements_and_keeps_the_votes(ready):
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    for reviewer, label in (("alice", "supported"), ("bob", "contradicted")):
+        queue = reviewer_queue(ready, reviewer, "demo")
+        target = sorted(queue, key=lambda q: (q["trace_id"], q["claim_index"]))[0]
+        from annotate.labelling import claim_view
+
+        record_verdict(
+            ready,
+            reviewer,
+            claim_view(ready, target["trace_id"], target["claim_index"]),
+            label,
+            note=f"{reviewer} says",
+        )
+    found = disagreements(ready, "demo")
+    assert len(found) == 1
+    assert sorted((v["reviewer"], v["label"], v["note"]) for v in found[0]["votes"]) == [
+        ("alice", "supported", "alice says"),
+        ("bob", "contradicted", "bob says"),
+    ]
+    with pytest.raises(AdjudicationError, match="give a reason"):
+        adjudicate(
+            ready, "lena", found[0]["trace_id"], found[0]["claim_index"], "contradicted", " "
+        )
+    adjudicate(
+        ready,
+        "lena",
+        found[0]["trace_id"],
+        found[0]["claim_index"],
+        "contradicted",
+        "the context says $41",
+    )
+    after = disagreements(ready, "demo")
+    assert after[0]["adjudication"]["label"] == "contradicted"
+    assert disagreements(ready, "demo", include_resolved=False) == []
+    assert ready.scalar("SELECT count(*) FROM label_events") == 2
