@@ -8,8 +8,10 @@ from streamlit.testing.v1 import AppTest
 
 from annotate.ingest.importer import import_traces
 from annotate.store import open_store
+from annotate.users import User
 
 APP = str(ROOT / "app.py")
+LEAD = User("lena", "lead")
 
 
 @pytest.fixture
@@ -22,8 +24,12 @@ def app_store(tmp_path, monkeypatch):
     return path
 
 
-def run_page(page: str | None = None) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60).run()
+def run_page(page: str | None = None, user: User | None = LEAD) -> AppTest:
+    """Run the app as `user` (logged in through session state; the login form has its own tests)."""
+    app = AppTest.from_file(APP, default_timeout=60)
+    if user is not None:
+        app.session_state["user"] = user
+    app.run()
     if page:
         app.switch_page(page).run()
     assert not app.exception, app.exception

@@ -196,3 +196,23 @@ def assigned_sample(store: Store, reviewer: str, trace_id: str) -> str:
             [reviewer, trace_id],
         )
     )
+
+
+def reviewer_samples(store: Store, reviewer: str) -> list[str]:
+    rows = store.fetchall(
+        "SELECT DISTINCT sample FROM assignments WHERE reviewer = ? AND active ORDER BY sample",
+        [reviewer],
+    )
+    return [row[0] for row in rows]
+
+
+def sample_load(store: Store, sample: str) -> list[dict[str, Any]]:
+    """Per reviewer: traces assigned and claims labelled in this sample."""
+    return store.fetch_dicts(
+        "SELECT a.reviewer, count(DISTINCT a.trace_id) AS traces, "
+        "(SELECT count(DISTINCT (e.trace_id, e.claim_index)) FROM label_events e "
+        " JOIN assignments b ON b.trace_id = e.trace_id AND b.reviewer = e.reviewer "
+        " WHERE b.sample = ? AND e.reviewer = a.reviewer AND b.active) AS claims_labelled "
+        "FROM assignments a WHERE a.sample = ? AND a.active GROUP BY a.reviewer ORDER BY a.reviewer",
+        [sample, sample],
+    )

@@ -1,0 +1,55 @@
+"""Adjudicate: claims where reviewers disagree, every vote with its note, and a final label."""
+
+import streamlit as st
+
+import ui
+from annotate.adjudication import adjudicate, disagreements
+from annotate.errors import AnnotateError
+from annotate.labelling import claim_view, rubric_labels
+from annotate.samples import list_samples
+
+user = ui.require_role("lead")
+store = ui.store()
+st.title("Adjudicate")
+
+samples = [s["name"] for s in list_samples(store)]
+if not samples:
+    st.info("No samples yet.")
+    st.stop()
+sample = st.selectbox("Sample", samples, key="adjudicate_sample")
+open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
+items = disagreements(store, sample, include_resolved=not open_only)
+st.caption(f"{len(items)} claims where reviewers disagree")
+if not items:
+    st.stop()
+_, labels = rubric_labels(store)
+names = [item["label"] for item in labels]
+choice = st.selectbox(
+    "Claim",
+    range(len(items)),
+    format_func=lambda i: f"{items[i]['trace_id']} · claim {items[i]['claim_index'] + 1}",
+    key="adjudicate_claim",
+)
+item = items[choice]
+ui.show_claim(claim_view(store, item["trace_id"], item["claim_index"]))
+st.subheader("Votes")
+for vote in item["votes"]:
+    st.write(
+        f"**{vote['reviewer']}**: {vote['label']}"
+        + (f" ({vote['error_type']})" if vote["error_type"] else "")
+    )
+    if vote["note"]:
+        st.text(vote["note"])
+if item["adjudication"]:
+    st.info(
+        f"Adjudicated: {item['adjudication']['label']} by {item['adjudication']['adjudicator']}"
+    )
+with st.form("adjudicate_form"):
+    label = st.selectbox("Final label", names, key="adjudicate_label")
+    reason = st.text_area("Reason (auditors read it)", key="adjudicate_reason")
+    if st.form_submit_button("Record final label", type="primary"):
+        try:
+            adjudicate(store, user.name, item["trace_id"], item["claim_index"], label, reason)
+            st.success("Recorded. The original votes stay.")
+        except AnnotateError as exc:
+            ui.show_error(exc)

@@ -1,0 +1,189 @@
+"""AppTest flows: first lead, login, access by role, labelling with buttons, Back, Skip, adjudication."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+from labelling_data import PASSWORD, prepare
+from streamlit.testing.v1 import AppTest
+
+from annotate.assignment import assign
+from annotate.store import open_store
+from annotate.users import User
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def labelling_store(tmp_path, monkeypatch):
+    path = tmp_path / "label.duckdb"
+    store = open_store(path)
+    prepare(store, tmp_path)
+    assign(store, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    return path
+
+
+def app_as(user: User | None, page: str | None = None) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60)
+    if user is not None:
+        app.session_state["user"] = user
+    app.run()
+    if page:
+        app.switch_page(page).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_first_lead_is_created_on_a_store_without_accounts(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "new.duckdb"))
+    app = app_as(None)
+    assert "Create the first lead" in [s.value for s in app.subheader]
+    app.text_input(key="login_name").input("lena")
+    app.text_input(key="login_password").input(PASSWORD)
+    app.text_input(key="login_repeat").input(PASSWORD)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert app.session_state["user"] == User("lena", "lead")
+    assert "Signed in as **lena** (lead)" in [c.value for c in app.sidebar.caption]
+
+
+def test_login_and_logout(labelling_store):
+    app = app_as(None)
+    assert "Log in" in [s.value for s in app.subheader]
+    app.text_input(key="login_name").input("alice")
+    app.text_input(key="login_password").input("wrong password")
+    app.button[0].click().run()
+    assert "wrong user name or password" in app.error[0].value
+    app.text_input(key="login_password").input(PASSWORD)
+    app.button[0].click().run()
+    assert app.session_state["user"] == User("alice", "reviewer")
+    app.button(key="app_logout").click().run()
+    assert "user" not in app.session_state
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "pages/users.py",
+        "pages/assign.py",
+        "pages/adjudicate.py",
+        "pages/import_traces.py",
+        "pages/sample.py",
+    ],
+)
+def test_lead_pages_are_not_registered_for_a_reviewer(labelling_store, page):
+    app = app_as(User("alice", "reviewer"))
+    with pytest.raises(ValueError, match="Could not find a navigation page") as caught:
+        app.switch_page(page)
+    assert "Known pages: ['/work/main/pages/home.py', '/work/main/pages/label.py']".replace(
+        "/work/main", str(ROOT)
+    ) in str(caught.value)
+
+
+def test_an_auditor_has_only_the_read_only_pages(labelling_store):
+    app = app_as(User("audrey", "auditor"))
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        app.switch_page("pages/label.py")
+
+
+def test_a_page_refuses_a_role_even_if_reached(labelling_store):
+    """Defence in depth: run a lead page's script directly with a reviewer in session."""
+    app = AppTest.from_file(str(ROOT / "pages" / "users.py"), default_timeout=60)
+    app.session_state["user"] = User("alice", "reviewer")
+    app.run()
+    assert "This page is not available to your role." in [e.value for e in app.error]
+    assert not app.dataframe
+
+
+def _claim_text(app: AppTest) -> str:
+    return next(h.proto.body for h in app.get("html") if "annotate-claim" in h.proto.body)
+
+
+def test_a_reviewer_labels_five_claims_goes_back_skips_and_sees_progress(labelling_store):
+    app = app_as(User("alice", "reviewer"), "pages/label.py")
+    assert "0 / 36 claims done" in app.get("progress")[0].proto.text
+    shown = []
+    for label in ["supported", "contradicted", "supported", "not_in_context", "supported"]:
+        shown.append(_claim_text(app))
+        app.button(key=f"label_button_{label}").click().run()
+        assert not app.exception, app.exception
+    assert len(set(shown)) >= 3
+    assert "5 / 36 claims done" in app.get("progress")[0].proto.text
+    app.button(key="label_back_button").click().run()
+    assert "Changing your last verdict" in app.warning[0].value
+    assert _claim_text(app) == shown[-1]
+    app.button(key="label_button_contradicted").click().run()
+    app.button(key="label_skip").click().run()
+    assert (
+        "6 / 36 claims done" in app.get("progress")[0].proto.text
+    )  # 5 labelled (one twice) + 1 skipped
+    store = open_store(labelling_store)
+    try:
+        labels = store.fetchall(
+            "SELECT label FROM label_events WHERE reviewer = 'alice' ORDER BY event_id"
+        )
+        assert [row[0] for row in labels] == [
+            "supported",
+            "contradicted",
+            "supported",
+            "not_in_context",
+            "supported",
+            "contradicted",
+        ]
+        assert store.scalar("SELECT count(*) FROM skip_events WHERE reviewer = 'alice'") == 1
+    finally:
+        store.close()
+
+
+def test_trace_text_is_escaped_in_the_label_view(tmp_path, monkeypatch):
+    path = tmp_path / "xss.duckdb"
+    store = open_store(path)
+    prepare(store, tmp_path)
+    store.execute(
+        "UPDATE contexts SET text = '<script>alert(1)</script> <img src=x onerror=alert(2)>' WHERE position = 1"
+    )
+    assign(store, "demo", ["alice"], per_trace=1, seed=1)
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    app = app_as(User("alice", "reviewer"), "pages/label.py")
+    bodies = " ".join(h.proto.body for h in app.get("html"))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in bodies and "<script>" not in bodies
+    assert "&lt;img src=x onerror=alert(2)&gt;" in bodies
+
+
+def test_the_lead_adjudicates_a_disagreement(labelling_store):
+    for reviewer, label in (("alice", "supported"), ("bob", "contradicted")):
+        app = app_as(User(reviewer, "reviewer"), "pages/label.py")
+        # both label their whole queue's first trace the same way, in their own order
+        for _ in range(36):
+            app.button(key=f"label_button_{label}").click().run()
+    app = app_as(User("lena", "lead"), "pages/adjudicate.py")
+    assert "36 claims where reviewers disagree" in [c.value for c in app.caption]
+    app.selectbox(key="adjudicate_label").select("contradicted")
+    app.text_area(key="adjudicate_reason").input("the context gives another amount")
+    app.button[-1].click().run()
+    assert "Recorded. The original votes stay." in app.success[0].value
+    store = open_store(labelling_store)
+    try:
+        assert store.scalar("SELECT count(*) FROM adjudications") == 1
+        assert store.scalar("SELECT count(*) FROM label_events") == 72
+    finally:
+        store.close()
+
+
+def test_the_lead_assigns_the_demo_sample_to_themselves_in_one_click(tmp_path, monkeypatch):
+    path = tmp_path / "demo.duckdb"
+    store = open_store(path)
+    prepare(store, tmp_path)
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    app = app_as(User("lena", "lead"), "pages/assign.py")
+    app.button(key="assign_demo_me").click().run()
+    assert not app.exception, app.exception
+    store = open_store(path)
+    try:
+        assert store.scalar("SELECT count(*) FROM assignments WHERE reviewer = 'lena'") == 12
+    finally:
+        store.close()
