@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from annotate.cli_people import add_people_commands
 from annotate.cli_samples import add_sample_commands
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
 from annotate.ingest import FORMATS
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_init(commands)
     _add_demo_data(commands)
     add_sample_commands(commands, _common, _writer, _emit, _say)
+    add_people_commands(commands, _common, _writer, _emit, _say)
     return parser
 
 

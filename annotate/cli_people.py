@@ -1,0 +1,104 @@
+"""The `annotate user` and `annotate assign` commands: parsing and printing only.
+
+Passwords are read from a prompt (no echo) or from standard input, never from an argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from annotate.assignment import assign
+from annotate.users import ROLES, AuthError, add_user, list_users, set_active
+
+
+def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
+    user = commands.add_parser("user", help="manage accounts")
+    actions = user.add_subparsers(dest="action", required=True)
+    adding = actions.add_parser(
+        "add", help="add an account; the password is read from a prompt or stdin"
+    )
+    adding.add_argument("name")
+    adding.add_argument("--role", choices=ROLES, required=True)
+    common(adding, json_flag=False)
+    adding.set_defaults(run=lambda args: run_user_add(args, writer, say))
+    for action, active in (("deactivate", False), ("activate", True)):
+        toggle = actions.add_parser(action, help=f"{action} an account (its labels stay)")
+        toggle.add_argument("name")
+        common(toggle, json_flag=False)
+        toggle.set_defaults(
+            run=lambda args, active=active: run_user_active(args, writer, say, active)
+        )
+    listing = actions.add_parser("list", help="every account")
+    common(listing)
+    listing.set_defaults(run=lambda args: run_user_list(args, writer, emit))
+
+    assigning = commands.add_parser("assign", help="assign each sampled trace to k reviewers")
+    assigning.add_argument("--sample", required=True)
+    assigning.add_argument("--reviewers", required=True, help="comma-separated account names")
+    assigning.add_argument("--per-trace", type=int, default=2)
+    assigning.add_argument("--overlap-share", type=float, default=1.0)
+    assigning.add_argument("--seed", type=int, default=0)
+    common(assigning)
+    assigning.set_defaults(run=lambda args: run_assign(args, writer, emit, say))
+
+
+def read_password(prompt: str = "Password: ") -> str:
+    if sys.stdin.isatty():
+        first = getpass.getpass(prompt)
+        if getpass.getpass("Repeat: ") != first:
+            raise AuthError("the two passwords differ")
+        return first
+    return sys.stdin.readline().rstrip("\n")
+
+
+def run_user_add(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    password = read_password()
+    with writer(args) as store:
+        user = add_user(store, args.name, args.role, password)
+    say(f"added {user.name} ({user.role})")
+    return 0
+
+
+def run_user_active(args: argparse.Namespace, writer: Any, say: Any, active: bool) -> int:
+    with writer(args) as store:
+        set_active(store, args.name, active)
+    say(f"{args.name} is now {'active' if active else 'deactivated'}")
+    return 0
+
+
+def run_user_list(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    with writer(args) as store:
+        users = list_users(store)
+    rows = [
+        {"name": u.name, "role": u.role, "active": u.active, "external": u.external} for u in users
+    ]
+    if args.json:
+        emit({"users": rows})
+    else:
+        for row in rows:
+            print(
+                f"{row['name']}\t{row['role']}\t{'active' if row['active'] else 'inactive'}"
+                + ("\texternal" if row["external"] else "")
+            )
+    return 0
+
+
+def run_assign(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    with writer(args) as store:
+        report = assign(
+            store,
+            args.sample,
+            args.reviewers.split(","),
+            args.per_trace,
+            args.overlap_share,
+            args.seed,
+        )
+    if args.json:
+        emit(report.as_json())
+    say(
+        f"{report.sample}: added {report.added} assignments, released {report.released}; load {report.load}"
+    )
+    return 0
