@@ -129,7 +129,8 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
 def _term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     spans = []
     for term in terms:
-        for match in re.finditer(re.escape(term), text):
+        # whole tokens only: "3" must not mark the 3 inside "2026-03-01"
+        for match in re.finditer(r"(?<![\w.])" + re.escape(term) + r"(?![\w])", text):
             spans.append((match.start(), match.end()))
     return spans
 
