@@ -65,3 +65,28 @@ def test_session_cursors_see_each_others_commits(fresh_store):
         one.execute("INSERT INTO import_errors VALUES (7, 1, 'f', 'm')")
     assert two.scalar("SELECT count(*) FROM import_errors WHERE import_id = 7") == 1
     assert isinstance(one.conn, duckdb.DuckDBPyConnection)
+
+
+def test_one_session_used_from_two_threads_takes_turns(fresh_store):
+    """Streamlit may start a session's rerun while the interrupted run still queries."""
+    import threading
+
+    session = fresh_store.session()
+    errors: list[Exception] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(200):
+                with session.transaction():
+                    session.execute("INSERT INTO import_errors VALUES (?, ?, 'f', 'm')", [offset, i])
+                session.fetchall("SELECT count(*) FROM import_errors")
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert session.scalar("SELECT count(*) FROM import_errors") == 400

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -40,6 +41,10 @@ class Store:
         self.path = path
         self._owner = owner
         self._in_transaction = False
+        # One cursor may still be asked for work from two threads: Streamlit starts a
+        # session's rerun while the interrupted run is winding down. duckdb refuses a busy
+        # cursor instead of waiting, so calls on one Store take turns.
+        self._lock = threading.RLock()
 
     def session(self) -> Store:
         """A cursor for one browser session or thread; shares the process's connection."""
@@ -50,6 +55,10 @@ class Store:
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> list[tuple[Any, ...]]:
         # Always drain: duckdb 2.0 refuses new work on a cursor with an unfinished result.
+        with self._lock:
+            return self._run_locked(sql, params)
+
+    def _run_locked(self, sql: str, params: Sequence[Any] | None) -> list[tuple[Any, ...]]:
         try:
             result = (
                 self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
@@ -69,6 +78,10 @@ class Store:
         return rows[0] if rows else None
 
     def fetch_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._fetch_dicts_locked(sql, params)
+
+    def _fetch_dicts_locked(self, sql: str, params: Sequence[Any] | None) -> list[dict[str, Any]]:
         try:
             result = (
                 self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
@@ -96,31 +109,32 @@ class Store:
         transaction duckdb 2.0 keeps every registered table alive until COMMIT, which made
         a 1,000,000-trace import hold every batch in memory.
         """
-        _batch = data  # noqa: F841 - read by name from the SQL
-        try:
-            result = (
-                self.conn.execute(sql, params) if params is not None else self.conn.execute(sql)
-            )
-            return result.fetchall()
-        except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
+        _batch = data  # noqa: F841 - read by name from the SQL, in this frame
+        with self._lock:
+            try:
+                if params is not None:
+                    return self.conn.execute(sql, params).fetchall()
+                return self.conn.execute(sql).fetchall()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
-        """All or nothing; nested use joins the outer transaction."""
-        if self._in_transaction:
-            yield self
-            return
-        self.execute("BEGIN TRANSACTION")
-        self._in_transaction = True
-        try:
-            yield self
-        except BaseException:
+        """All or nothing; nested use joins the outer transaction; other threads wait."""
+        with self._lock:
+            if self._in_transaction:
+                yield self
+                return
+            self.execute("BEGIN TRANSACTION")
+            self._in_transaction = True
+            try:
+                yield self
+            except BaseException:
+                self._in_transaction = False
+                self.conn.execute("ROLLBACK").fetchall()
+                raise
             self._in_transaction = False
-            self.conn.execute("ROLLBACK").fetchall()
-            raise
-        self._in_transaction = False
-        self.execute("COMMIT")
+            self.execute("COMMIT")
 
     def schema_version(self) -> int:
         return int(self.scalar("SELECT count(*) FROM schema_migrations") or 0)

@@ -147,7 +147,11 @@ async def label_latencies(browser, url: str, reviewer: str, presses: int) -> lis
     await page.get_by_label("Password", exact=True).press("Enter")
     await page.get_by_text(f"Signed in as {reviewer}").wait_for()
     await page.locator("[data-testid='stSidebarNavLink']", has_text="Label").click()
-    await page.locator(".annotate-claim").wait_for()
+    try:
+        await page.locator(".annotate-claim").wait_for()
+    except Exception:
+        await page.screenshot(path=f"/tmp/label-latency-{reviewer}.png", full_page=True)
+        raise
     times = []
     for _ in range(presses):
         before = await page.locator(".annotate-claim").inner_text()
