@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from conftest import FIXTURES
+
 from annotate.ingest import detect_format
 from annotate.ingest.importer import import_traces
 from annotate.ingest.otlp import any_value, normalise_id
 from annotate.store.status import trace_detail
-from conftest import FIXTURES
 
 OTLP = FIXTURES / "otlp"
 

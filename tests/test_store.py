@@ -78,7 +78,9 @@ def test_one_session_used_from_two_threads_takes_turns(fresh_store):
         try:
             for i in range(200):
                 with session.transaction():
-                    session.execute("INSERT INTO import_errors VALUES (?, ?, 'f', 'm')", [offset, i])
+                    session.execute(
+                        "INSERT INTO import_errors VALUES (?, ?, 'f', 'm')", [offset, i]
+                    )
                 session.fetchall("SELECT count(*) FROM import_errors")
         except Exception as exc:  # surfaced below
             errors.append(exc)
