@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from annotate.cli_claims import add_claims_commands
 from annotate.cli_people import add_people_commands
 from annotate.cli_samples import add_sample_commands
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
@@ -29,6 +30,7 @@ from annotate.store.status import store_status
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 PRINTED_ERRORS = 20
 SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
+DEMO_SAMPLE = "demo"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo_data(commands)
     add_sample_commands(commands, _common, _writer, _emit, _say)
     add_people_commands(commands, _common, _writer, _emit, _say)
+    add_claims_commands(commands, _common, _writer, _emit, _say)
     return parser
 
 
@@ -166,7 +169,24 @@ def run_init(args: argparse.Namespace) -> int:
             _write_demo_data(sample.parent)
         report = import_traces(store, sample, progress=_progress_printer())
         _say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
+        if sample == SAMPLE_TRACES:
+            _draw_demo_sample(store)
     return EXIT_OK
+
+
+def _draw_demo_sample(store: Store) -> None:
+    """A ready sample with claims, so a new lead can assign it to themselves and label at once."""
+    from annotate.claims import create_claims
+    from annotate.samples import draw_sample
+    from annotate.sampling import SampleSpec
+
+    plan = draw_sample(
+        store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by="annotate init"
+    )
+    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences")
+    _say(
+        f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
+    )
 
 
 def run_demo_data(args: argparse.Namespace) -> int:

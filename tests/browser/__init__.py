@@ -1,0 +1,1 @@
+"""Browser tests: a real chromium against `streamlit run` (marker `browser`)."""

@@ -1,0 +1,183 @@
+"""A running app for browser tests: a fresh store, `streamlit run` on a free port, chromium.
+
+One streamlit process and one browser per test module; each test gets a fresh page.
+Expected figures come from `annotate status --json`, read before the app takes the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HEALTH_TIMEOUT = 60.0
+CLI_TIMEOUT = 120.0
+LEAD = ("lena", "lead passphrase")
+XSS_TRACE = {
+    "trace_id": "xss-1",
+    # Its own feature: the Trace box lists only the first 500 ids, and "xss-1" sorts last.
+    "feature": "xss_probe",
+    "response": '<img src=x onerror="window.__xss=1"> and <script>window.__xss=2</script>',
+    "context": ["doc"],
+}
+
+
+def _annotate(*args: str, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed `annotate` command, run from the repo root like a user would."""
+    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 0, (
+        f"{' '.join(command)} exited {result.returncode}:\n{result.stderr}"
+    )
+    return result
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _is_healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + HEALTH_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"streamlit exited {process.returncode}:\n{log.read_text()}")
+        if _is_healthy(url):
+            return
+        time.sleep(0.2)
+    pytest.fail(f"streamlit not healthy after {HEALTH_TIMEOUT:.0f} s:\n{log.read_text()}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Streamlit runs in its own session, so its group holds it and anything it started."""
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        pytest.skip(f"browser tests drive Debian's chromium, and {CHROMIUM} is not installed")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def lead() -> tuple[str, str]:
+    """Name and password of the lead account `app_store` creates."""
+    return LEAD
+
+
+@pytest.fixture(scope="module")
+def xss_trace() -> dict[str, Any]:
+    return dict(XSS_TRACE)
+
+
+@pytest.fixture(scope="module")
+def app_store(tmp_path_factory: pytest.TempPathFactory, xss_trace: dict[str, Any]) -> Path:
+    """`annotate init` (the bundled sample), one trace whose response is live HTML, a lead."""
+    folder = tmp_path_factory.mktemp("browser")
+    db = folder / "a.duckdb"
+    _annotate("init", db=db)
+    rows = folder / "xss.jsonl"
+    rows.write_text(json.dumps(xss_trace) + "\n", encoding="utf-8")
+    _annotate("import", str(rows), db=db)
+    name, password = LEAD
+    _annotate("user", "add", name, "--role", "lead", db=db, stdin=password + "\n")
+    return db
+
+
+@pytest.fixture(scope="module")
+def expected_status(app_store: Path) -> dict[str, Any]:
+    """Read before the app starts: a running app holds the store's write lock."""
+    status: dict[str, Any] = json.loads(_annotate("status", "--json", db=app_store).stdout)
+    return status
+
+
+@pytest.fixture(scope="module")
+def app_url(chromium: Path, app_store: Path, expected_status: dict[str, Any]) -> Iterator[str]:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = app_store.with_name("streamlit.log")
+    command = [
+        *(sys.executable, "-m", "streamlit", "run", "app.py"),
+        *("--server.headless", "true", "--server.port", str(port)),
+        *("--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"),
+        # Others edit the repo while tests run; a changed file must not rerun the page.
+        *("--server.fileWatcherType", "none"),
+    ]
+    env = {**os.environ, "ANNOTATE_DB": str(app_store)}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        _wait_until_healthy(url, process, log)
+        yield url
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, app_url: str) -> Iterator[Any]:
+    context = browser.new_context(base_url=app_url, viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(30_000)
+    yield opened
+    context.close()
