@@ -8,7 +8,7 @@ import streamlit as st
 
 import ui
 
-st.set_page_config(page_title="annotate", page_icon=":material/fact_check:", layout="wide")
+st.set_page_config(page_title="annotate", layout="wide")  # no page_icon: it would load from a CDN
 
 PAGES = {
     "home": st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),

@@ -1,9 +1,11 @@
 """Adjudicate: claims where reviewers disagree, every vote with its note, and a final label."""
 
+import pandas as pd
 import streamlit as st
 
 import ui
 from annotate.adjudication import adjudicate, disagreements
+from annotate.claims import claim_flags
 from annotate.errors import AnnotateError
 from annotate.labelling import claim_view, rubric_labels
 from annotate.samples import list_samples
@@ -17,6 +19,10 @@ if not samples:
     st.info("No samples yet.")
     st.stop()
 sample = st.selectbox("Sample", samples, key="adjudicate_sample")
+flags = claim_flags(store, sample)
+if flags:
+    with st.expander(f"{len(flags)} claims flagged as badly extracted"):
+        st.dataframe(pd.DataFrame(flags), hide_index=True, key="adjudicate_flags")
 open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
 items = disagreements(store, sample, include_resolved=not open_only)
 st.caption(f"{len(items)} claims where reviewers disagree")

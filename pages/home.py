@@ -41,7 +41,7 @@ def _bar(counts: dict[str, int], title: str) -> alt.Chart:
             y=alt.Y("value:N", sort="-x", title=None),
             tooltip=["value", "traces"],
         )
-        .properties(height=30 * max(len(counts), 3))
+        .properties(height=alt.Step(24))
     )
 
 
@@ -49,7 +49,7 @@ charts = st.columns(3)
 for column, key, title in zip(
     charts,
     ("by_feature", "by_risk_category", "by_model"),
-    ("Traces by feature", "by risk category", "by model"),
+    ("Traces by feature", "Traces by risk category", "Traces by model"),
     strict=True,
 ):
     column.altair_chart(_bar(status[key], title), width="stretch")
@@ -59,8 +59,14 @@ st.dataframe(pd.DataFrame(status["imports"]), hide_index=True, key="home_imports
 
 st.subheader("Browse a trace")
 features = ["(all)", *status["by_feature"]]
-feature = st.selectbox("Feature", features, key="home_feature")
-ids = list_trace_ids(store, None if feature == "(all)" else feature)
+left, right = st.columns(2)
+feature = left.selectbox("Feature", features, key="home_feature")
+prefix = right.text_input("Trace id starts with", key="home_prefix")
+ids = list_trace_ids(
+    store, None if feature == "(all)" else feature, prefix=prefix.strip(), limit=500
+)
+if len(ids) == 500:
+    st.caption("Showing the first 500 matching trace ids; narrow by feature or id to see others.")
 trace_id = st.selectbox("Trace", ids, key="home_trace")
 detail = trace_detail(store, trace_id) if trace_id else None
 if detail:

@@ -9,6 +9,7 @@ import time
 import streamlit as st
 
 import ui
+from annotate.claims import FLAG_REASONS, flag_claim
 from annotate.errors import AnnotateError
 from annotate.labelling import (
     SKIP_REASONS,
@@ -72,6 +73,15 @@ def _back() -> None:
     st.session_state["label_back"] = previous_claim(store, user.name, sample)
 
 
+def _flag() -> None:
+    view = st.session_state.get("label_back") or st.session_state.get(CURRENT)
+    if view is not None:
+        flag_claim(
+            store, view.trace_id, view.claim_index, user.name, st.session_state["label_flag_reason"]
+        )
+        st.session_state["label_flagged"] = True
+
+
 def _skip() -> None:
     view = st.session_state.get(CURRENT)
     if view is not None:
@@ -132,6 +142,11 @@ def claim_area() -> None:
         on_click=_back,
     )
     skip.button("Skip", key="label_skip", shortcut="s", on_click=_skip)
+    with st.expander("Badly extracted claim?"):
+        st.selectbox("What is wrong", FLAG_REASONS, key="label_flag_reason")
+        st.button("Flag for the lead", key="label_flag", on_click=_flag)
+        if st.session_state.pop("label_flagged", False):
+            st.caption("Flagged. Label it as best you can, or skip it.")
 
 
 claim_area()

@@ -187,3 +187,13 @@ def test_the_lead_assigns_the_demo_sample_to_themselves_in_one_click(tmp_path, m
         assert store.scalar("SELECT count(*) FROM assignments WHERE reviewer = 'lena'") == 12
     finally:
         store.close()
+
+
+def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling_store):
+    app = app_as(User("alice", "reviewer"), "pages/label.py")
+    app.selectbox(key="label_flag_reason").select("not_atomic")
+    app.button(key="label_flag").click().run()
+    assert not app.exception, app.exception
+    lead = app_as(User("lena", "lead"), "pages/adjudicate.py")
+    # no disagreements yet, so the page stops after the flags
+    assert "1 claims flagged as badly extracted" in [e.label for e in lead.expander]

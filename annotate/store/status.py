@@ -65,14 +65,14 @@ def recent_traces(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
-def list_trace_ids(store: Store, feature: str | None = None, limit: int = 500) -> list[str]:
-    if feature is None:
-        rows = store.fetchall("SELECT trace_id FROM traces ORDER BY trace_id LIMIT ?", [limit])
-    else:
-        rows = store.fetchall(
-            "SELECT trace_id FROM traces WHERE feature = ? ORDER BY trace_id LIMIT ?",
-            [feature, limit],
-        )
+def list_trace_ids(
+    store: Store, feature: str | None = None, prefix: str = "", limit: int = 500
+) -> list[str]:
+    rows = store.fetchall(
+        "SELECT trace_id FROM traces WHERE (? IS NULL OR feature = ?) AND starts_with(trace_id, ?) "
+        "ORDER BY trace_id LIMIT ?",
+        [feature, feature, prefix, limit],
+    )
     return [row[0] for row in rows]
 
 
