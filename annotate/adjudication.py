@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from annotate.errors import AnnotateError
+from annotate.sampling import JUDGE_OK_LABELS
 from annotate.store import Store
 from annotate.store import assignments as sql
 from annotate.store.labels import active_rubric
@@ -71,3 +72,32 @@ def adjudicate(
                 "rubric_version": version,
             },
         )
+
+
+def gold_labels(store: Store, sample: str) -> dict[tuple[str, int], str]:
+    """Adjudicated label if any, else the label every reviewer gave; disagreement: no gold."""
+    votes: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for vote in sql.latest_votes(store, sample):
+        votes[(vote["trace_id"], vote["claim_index"])].add(vote["label"])
+    gold = {key: next(iter(labels)) for key, labels in votes.items() if len(labels) == 1}
+    for item in sql.latest_adjudications(store, sample):
+        gold[(item["trace_id"], item["claim_index"])] = item["label"]
+    return gold
+
+
+def judge_disagreements(store: Store, sample: str) -> list[dict[str, Any]]:
+    """Claims whose gold label and the judge's claim-level verdict differ, in binary terms."""
+    _, labels = active_rubric(store)
+    binary = {item["label"]: item["binary"] for item in labels}
+    gold = gold_labels(store, sample)
+    found = []
+    for verdict in sql.sample_claim_verdicts(store, sample):
+        key = (verdict["trace_id"], verdict["claim_index"])
+        if key not in gold or binary.get(gold[key]) == "excluded":
+            continue
+        judged = binary.get(verdict["label"]) or (
+            "supported" if verdict["label"] in JUDGE_OK_LABELS else "unsupported"
+        )
+        if judged != binary.get(gold[key]):
+            found.append({**verdict, "gold": gold[key], "gold_binary": binary.get(gold[key])})
+    return found

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.adjudication import adjudicate, disagreements
+from annotate.adjudication import adjudicate, disagreements, judge_disagreements
 from annotate.claims import claim_flags
 from annotate.errors import AnnotateError
 from annotate.labelling import claim_view, rubric_labels
@@ -24,6 +24,10 @@ if flags:
     with st.expander(f"{len(flags)} claims flagged as badly extracted"):
         st.dataframe(pd.DataFrame(flags), hide_index=True, key="adjudicate_flags")
 open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
+judged = judge_disagreements(store, sample)
+if judged:
+    with st.expander(f"{len(judged)} claims where the judge disagrees with the gold label"):
+        st.dataframe(pd.DataFrame(judged), hide_index=True, key="adjudicate_judge")
 items = disagreements(store, sample, include_resolved=not open_only)
 st.caption(f"{len(items)} claims where reviewers disagree")
 if not items:

@@ -258,3 +258,24 @@ def test_adjudication_lists_disagreements_and_keeps_the_votes(ready):
     assert after[0]["adjudication"]["label"] == "contradicted"
     assert disagreements(ready, "demo", include_resolved=False) == []
     assert ready.scalar("SELECT count(*) FROM label_events") == 2
+
+
+def test_gold_and_where_the_judge_disagrees_with_it(ready):
+    from annotate.adjudication import gold_labels, judge_disagreements
+    from annotate.labelling import claim_view
+
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    # claim 1 of lt-000 ("The amount due is $40.00."): the judge said unsupported
+    for reviewer in ("alice", "bob"):
+        record_verdict(ready, reviewer, claim_view(ready, "lt-000", 1), "supported")
+    record_verdict(ready, "alice", claim_view(ready, "lt-001", 1), "supported")
+    record_verdict(ready, "bob", claim_view(ready, "lt-001", 1), "contradicted")
+    gold = gold_labels(ready, "demo")
+    assert gold[("lt-000", 1)] == "supported" and ("lt-001", 1) not in gold
+    found = judge_disagreements(ready, "demo")
+    assert [(f["trace_id"], f["claim_index"], f["label"], f["gold"]) for f in found] == [
+        ("lt-000", 1, "unsupported", "supported")
+    ]
+    adjudicate(ready, "lena", "lt-001", 1, "supported", "the context says $41.00")
+    assert gold_labels(ready, "demo")[("lt-001", 1)] == "supported"
+    assert len(judge_disagreements(ready, "demo")) == 2

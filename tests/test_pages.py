@@ -102,3 +102,21 @@ def test_sample_page_shows_a_bad_request_as_an_error(app_store):
     app.number_input(key="sample_n").set_value(50)
     app.button[0].click().run()
     assert "n=50 is larger than the frame" in app.error[0].value
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "pages/home.py",
+        "pages/label.py",
+        "pages/import_traces.py",
+        "pages/sample.py",
+        "pages/assign.py",
+        "pages/adjudicate.py",
+        "pages/users.py",
+    ],
+)
+def test_every_page_loads_for_a_lead(app_store, page):
+    app = run_page(page)
+    assert not app.exception
+    assert app.title, f"{page} rendered no title"

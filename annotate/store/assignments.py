@@ -216,3 +216,13 @@ def sample_load(store: Store, sample: str) -> list[dict[str, Any]]:
         "FROM assignments a WHERE a.sample = ? AND a.active GROUP BY a.reviewer ORDER BY a.reviewer",
         [sample, sample],
     )
+
+
+def sample_claim_verdicts(store: Store, sample: str) -> list[dict[str, Any]]:
+    """The judge's claim-level verdicts on the sample's claims (the latest per judge)."""
+    return store.fetch_dicts(
+        "SELECT v.trace_id, v.claim_index, v.judge, v.label, v.score, v.explanation "
+        "FROM judge_verdicts v JOIN sample_units u ON u.trace_id = v.trace_id AND u.sample = ? "
+        "WHERE v.level = 'claim' ORDER BY v.trace_id, v.claim_index",
+        [sample],
+    )

@@ -61,6 +61,8 @@ def test_new_user_creates_the_first_lead_takes_the_demo_sample_and_labels_ten_cl
         page.evaluate("document.activeElement && document.activeElement.blur()")
         page.keyboard.press(str(1 + done % 5))
         page.get_by_text(f"{done + 1} / {total} claims done").wait_for()
-        page.wait_for_function("t => document.querySelector('.annotate-claim')?.innerText !== t", arg=before)
+        page.wait_for_function(
+            "t => document.querySelector('.annotate-claim')?.innerText !== t", arg=before
+        )
     page.keyboard.press("b")  # Back, by keyboard too
     page.get_by_text("Changing your last verdict").wait_for()

@@ -105,7 +105,9 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
             saw_markup
             or "<script>window.__xss=2</script>" in page.locator(".annotate-response").inner_text()
         )
-        page.evaluate("document.activeElement && document.activeElement.blur()")  # not in a text field
+        page.evaluate(
+            "document.activeElement && document.activeElement.blur()"
+        )  # not in a text field
         page.keyboard.press("1" if done % 2 else "3")
         page.get_by_text(f"{done + 1} / 9 claims done").wait_for()
         if done < 8:
