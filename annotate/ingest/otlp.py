@@ -139,7 +139,9 @@ def _spans(document: dict[str, Any], line: int) -> Iterator[Span]:
         )
 
 
-def _id_problem(raw: dict[str, Any], trace_id: str | None, span_id: str | None) -> Any:
+def _id_problem(
+    raw: dict[str, Any], trace_id: str | None, span_id: str | None
+) -> tuple[str, str] | None:
     if trace_id is None:
         return ("traceId", _bad_id(raw.get("traceId"), 16))
     if span_id is None:
@@ -195,10 +197,7 @@ def _attach_verdicts(
 ) -> Iterator[RowError]:
     """Give each verdict to the span it names; report the ones that cannot be placed."""
     by_response = {
-        span.attributes["gen_ai.response.id"]: span
-        for spans in traces.values()
-        for span in spans
-        if "gen_ai.response.id" in span.attributes
+        _response_id(span.attributes): span for spans in traces.values() for span in spans
     }
     for evaluation in evaluations:
         verdict = verdict_of(evaluation.attributes)
@@ -212,12 +211,18 @@ def _attach_verdicts(
 
 
 def _evaluated_span(
-    traces: dict[str, list[Span]], by_response: dict[Any, Span], evaluation: Evaluation
+    traces: dict[str, list[Span]], by_response: dict[str | None, Span], evaluation: Evaluation
 ) -> Span | None:
     for span in traces.get(evaluation.trace_id or "", []):
         if span.span_id == evaluation.span_id:
             return span
-    return by_response.get(evaluation.attributes.get("gen_ai.response.id"))
+    response_id = _response_id(evaluation.attributes)
+    return by_response.get(response_id) if response_id else None
+
+
+def _response_id(attributes: dict[str, Any]) -> str | None:
+    response_id = attributes.get("gen_ai.response.id")
+    return response_id if isinstance(response_id, str) and response_id else None
 
 
 def _no_label(evaluation: Evaluation) -> str:
@@ -331,11 +336,12 @@ def _first(span: Span, *keys: str) -> Any:
 def _context(
     span: Span, spans: list[Span], handed_on: dict[int, list[dict[str, str]]]
 ) -> list[dict[str, str]]:
-    """What the trace's tool and retrieval spans had handed on by the time the call started."""
-    earlier = [other for other in spans if other is not span and other.start <= span.start]
-    items = [
-        item for other in sorted(earlier, key=lambda s: s.start) for item in handed_on[id(other)]
-    ]
+    """What the trace's tool and retrieval spans had handed on when the call started."""
+    earlier = sorted(
+        (other for other in spans if other is not span and other.start <= span.start),
+        key=lambda other: other.start,
+    )
+    items = [item for other in earlier for item in handed_on[id(other)]]
     return _unique_texts(items + message_tool_results(span.attributes))
 
 

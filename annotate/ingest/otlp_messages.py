@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
@@ -110,9 +111,8 @@ def messages(value: Any) -> list[dict[str, Any]]:
 
 def text_of(message: dict[str, Any]) -> str:
     """Text parts of a message: semconv `parts`, a `content` string, or a list of content parts."""
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        return _joined_text(parts)
+    if isinstance(message.get("parts"), list):
+        return _joined_text(message["parts"])
     content = message.get("content")
     if isinstance(content, str):
         listed = _content_parts(content)
@@ -120,7 +120,13 @@ def text_of(message: dict[str, Any]) -> str:
     return _joined_text(content) if isinstance(content, list) else ""
 
 
+def _parts(message: dict[str, Any]) -> list[Any]:
+    parts = message.get("parts")
+    return parts if isinstance(parts, list) else []
+
+
 def _joined_text(parts: list[Any]) -> str:
+    """Semconv text parts say `content`, OpenAI- and Anthropic-style ones say `text`."""
     texts = []
     for part in parts:
         if isinstance(part, dict) and part.get("type") == "text":
@@ -165,9 +171,8 @@ def _plain(value: Any, role: str) -> list[dict[str, Any]]:
 
 
 def _has_tool_call(message: dict[str, Any]) -> bool:
-    parts = message.get("parts") if isinstance(message.get("parts"), list) else []
     return (
-        any(isinstance(p, dict) and p.get("type") == "tool_call" for p in parts)
+        any(isinstance(p, dict) and p.get("type") == "tool_call" for p in _parts(message))
         or bool(message.get("tool_calls"))
         or any(key.startswith("tool_calls.") for key in message)
         or message.get("finish_reason") in TOOL_CALL_FINISH
@@ -205,11 +210,10 @@ def message_tool_results(attributes: dict[str, Any]) -> list[dict[str, str]]:
     names = _tool_names(history)
     results: list[tuple[Any, Any]] = []
     for message in history:
-        parts = message.get("parts") if isinstance(message.get("parts"), list) else None
-        if parts is None and message.get("role") == "tool":
+        if "parts" not in message and message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             results.append((message.get("name") or names.get(call_id) or call_id, text_of(message)))
-        for part in parts or []:
+        for part in _parts(message):
             if isinstance(part, dict) and part.get("type") == "tool_call_response":
                 result = part.get("response", part.get("result"))
                 results.append((part.get("name") or names.get(part.get("id")), result))
@@ -220,7 +224,7 @@ def _tool_names(history: list[dict[str, Any]]) -> dict[Any, Any]:
     """Tool call id -> tool name, from the assistant's tool calls earlier in the history."""
     names = {}
     for message in history:
-        for part in message.get("parts") if isinstance(message.get("parts"), list) else []:
+        for part in _parts(message):
             if isinstance(part, dict) and part.get("type") == "tool_call":
                 names[part.get("id")] = part.get("name")
         for key, value in message.items():
@@ -229,7 +233,7 @@ def _tool_names(history: list[dict[str, Any]]) -> dict[Any, Any]:
     return names
 
 
-def _items(pairs: Any) -> list[dict[str, str]]:
+def _items(pairs: Iterable[tuple[Any, Any]]) -> list[dict[str, str]]:
     items = []
     for source, value in pairs:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -20,6 +20,16 @@ from annotate.traces import RowError
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEX = frozenset("0123456789abcdefABCDEF")
+NOT_AN_EXPORT = (
+    "is not an OTLP export: expected a JSON object with resourceSpans or resourceLogs; "
+    "export traces with the OpenTelemetry file exporter or OTLP/JSON"
+)
+_UTF8 = "re-save the file as UTF-8"
+_ONE_DOCUMENT = "the file must be one OTLP JSON document or OTLP JSON Lines, one export a line"
+
+
+def is_export(value: Any) -> bool:
+    return isinstance(value, dict) and ("resourceSpans" in value or "resourceLogs" in value)
 
 
 def any_value(value: Any) -> Any:
@@ -95,18 +105,12 @@ def timestamp_of(nanos: int) -> str | None:
     return (_EPOCH + timedelta(microseconds=nanos // 1000)).isoformat() if nanos > 0 else None
 
 
-def is_export(value: Any) -> bool:
-    return isinstance(value, dict) and ("resourceSpans" in value or "resourceLogs" in value)
-
-
-NOT_AN_EXPORT = (
-    "is not an OTLP export: expected a JSON object with resourceSpans or resourceLogs; "
-    "export traces with the OpenTelemetry file exporter or OTLP/JSON"
-)
-
-
 def export_documents(data: bytes) -> tuple[list[tuple[int, Any]], list[RowError]]:
-    """(line, parsed export) pairs and the lines that are not JSON."""
+    """(line, parsed export) pairs, and the lines that are not JSON.
+
+    JSON Lines when the first non-blank line is a complete JSON object, else one document;
+    a document that does not parse is retried as JSON Lines with a broken first line.
+    """
     data = data.removeprefix(BOM)
     lines = data.split(b"\n")
     first = next((line for line in lines if line.strip()), b"")
@@ -116,7 +120,7 @@ def export_documents(data: bytes) -> tuple[list[tuple[int, Any]], list[RowError]
     if document is not None:
         return [(1, document)], []
     documents, errors = _json_lines(lines)
-    if any(is_export(d) for _, d in documents):  # JSON Lines whose first line is broken
+    if any(is_export(d) for _, d in documents):
         return documents, errors
     return [], [_document_error(data)]
 
@@ -164,7 +168,3 @@ def _document_error(data: bytes) -> RowError:
     except RecursionError:
         return RowError(1, "", f"is nested too deeply to read; {_ONE_DOCUMENT}")
     return RowError(1, "", f"is not accepted by the strict JSON parser; {_ONE_DOCUMENT}")
-
-
-_UTF8 = "re-save the file as UTF-8"
-_ONE_DOCUMENT = "the file must be one OTLP JSON document or OTLP JSON Lines, one export a line"
