@@ -1,43 +1,72 @@
 """OTLP JSON traces: the OpenTelemetry file-exporter JSON Lines, or one JSON document.
 
-One trace per LLM call span: a span whose gen_ai.operation.name is chat,
-text_completion or generate_content, or that carries gen_ai.request.model /
-gen_ai.system / gen_ai.provider.name without being a tool, retrieval or embeddings
-span. Request and response come from gen_ai.input.messages / gen_ai.output.messages
-(or the older gen_ai.prompt / gen_ai.completion, plain, JSON or indexed). Context is
-every retrieval and tool result in the same OTel trace (retrieval spans, execute_tool
-spans' gen_ai.tool.call.result, tool_call_response parts of the input messages).
-Judge verdicts come from gen_ai.evaluation.result span events and log records.
-Spans are grouped by traceId across the file, so the file is held in memory: OTLP
-exports are written in batches, not as one huge file.
+Owns grouping spans into OTel traces, the span tree and the trace rows; OTLP's encoding is
+otlp_values, what GenAI attributes mean is otlp_messages. Never raises on bad content: a
+row that cannot become a trace is yielded as a RowError.
+
+Shape: if the first line parses as a complete JSON object the file is JSON Lines (one
+export object a line, `resourceSpans` and `resourceLogs` lines mixed); otherwise the whole
+file is one export document, possibly pretty-printed, all of it reported as line 1.
+
+One trace per LLM call span: a span whose gen_ai.operation.name is chat, text_completion,
+generate_content or invoke_agent, or, without a well-known operation name, a span carrying
+gen_ai.request.model, gen_ai.system or gen_ai.provider.name (tool, retrieval, embeddings,
+agent-creation and memory operations never count). Only the innermost such span counts:
+one with another LLM span beneath it (an agent, a framework wrapper) is not a second trace.
+A call whose output is only tool calls is an agent step with no answer yet and is skipped.
+The trace_id is the OTel traceId when that OTel trace has exactly one answered call, else
+`<traceId>-<spanId>`.
+
+Context: the tool results (execute_tool spans' gen_ai.tool.call.result) and retrieved
+documents (gen_ai.retrieval.documents, OpenInference retrieval.documents.N.document.*) of
+the spans in the same OTel trace that started no later than the call, then the tool results
+in the call's own input messages; duplicate texts are kept once. None found gives [].
+
+Verdicts: gen_ai.evaluation.result span events and log records, linked by traceId/spanId
+(or by gen_ai.response.id when the record names no span); a verdict on a span that is not
+itself a call (the request's root span, an agent) applies to every call beneath it.
+
+Spans and logs are grouped by traceId across the whole file, so the file is held in
+memory: OTLP exports are per-batch files, not the million-trace case.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import IO, Any
 
-import orjson
-
-from annotate.ingest.generic import BOM, json_problem
 from annotate.ingest.otlp_messages import (
-    EVALUATION,
-    context_of,
+    is_content_key,
     is_llm_span,
+    message_tool_results,
     request_of,
+    requested_tools_only,
     response_of,
+    span_context,
     verdict_of,
+)
+from annotate.ingest.otlp_values import (
+    NOT_AN_EXPORT,
+    any_value,
+    as_object,
+    attributes_of,
+    export_documents,
+    int_value,
+    is_export,
+    normalise_id,
+    objects,
+    timestamp_of,
 )
 from annotate.traces import Record, RowError
 
+EVALUATION = "gen_ai.evaluation.result"
+
 
 def looks_like(first: Any) -> bool:
-    return isinstance(first, dict) and ("resourceSpans" in first or "resourceLogs" in first)
+    """Format detection: the file's first JSON value is an OTLP export object."""
+    return is_export(first)
 
 
 @dataclass
@@ -45,212 +74,307 @@ class Span:
     line: int
     trace_id: str
     span_id: str
-    parent_id: str
+    parent_id: str | None
     name: str
     start: int
     attributes: dict[str, Any]
     resource: dict[str, Any]
-    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    id_problem: tuple[str, str] | None = None
+    verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 
-def any_value(value: Any) -> Any:
-    """Decode an OTLP AnyValue ({"stringValue": ...}, {"intValue": "12"}, arrays, kvlists)."""
-    if not isinstance(value, dict):
-        return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [any_value(v) for v in value["arrayValue"].get("values", [])]
-    if "kvlistValue" in value:
-        return attributes_of(value["kvlistValue"].get("values", []))
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
-
-
-def attributes_of(items: Any) -> dict[str, Any]:
-    if not isinstance(items, list):
-        return {}
-    return {
-        item["key"]: any_value(item.get("value"))
-        for item in items
-        if isinstance(item, dict) and "key" in item
-    }
-
-
-def normalise_id(raw: Any, size: int) -> str:
-    """Hex ids pass through (lower case); base64 ids (protobuf JSON mapping) become hex."""
-    text = str(raw or "")
-    if len(text) == size * 2 and all(c in "0123456789abcdefABCDEF" for c in text):
-        return text.lower()
-    try:
-        decoded = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return text
-    return decoded.hex() if len(decoded) == size else text
+@dataclass(frozen=True)
+class Evaluation:
+    line: int
+    trace_id: str | None
+    span_id: str | None
+    attributes: dict[str, Any]
 
 
 def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
-    documents, errors = _documents(fh.read())
-    yield from errors
-    spans: dict[str, list[Span]] = defaultdict(list)
-    logs: list[tuple[str, str, dict[str, Any]]] = []
+    """Every call span as a Record, every unusable line or verdict as a RowError, by line."""
+    documents, errors = export_documents(fh.read())
+    found: list[Record | RowError] = list(errors)
+    spans: list[Span] = []
+    evaluations: list[Evaluation] = []
     for line, document in documents:
-        if not looks_like(document):
-            yield RowError(
-                line,
-                "",
-                "is not an OTLP export: expected an object with resourceSpans or resourceLogs",
-            )
+        if not is_export(document):
+            found.append(RowError(line, "", NOT_AN_EXPORT))
             continue
-        for span in _spans(document, line):
-            spans[span.trace_id].append(span)
-        logs.extend(_evaluation_logs(document))
-    _attach_logs(spans, logs)
-    for trace_spans in spans.values():
-        yield from _trace_records(trace_spans)
+        spans.extend(_spans(document, line))
+        evaluations.extend(_evaluations(document, line))
+    traces = _by_trace(spans)
+    found.extend(_attach_verdicts(traces, evaluations))
+    for trace_spans in traces.values():
+        found.extend(_trace_records(trace_spans))
+    yield from sorted(found, key=lambda item: item.line)
 
 
-def _documents(data: bytes) -> tuple[list[tuple[int, Any]], list[RowError]]:
-    data = data.removeprefix(BOM)
-    lines = data.split(b"\n")
-    first = next((line for line in lines if line.strip()), b"")
-    try:
-        orjson.loads(first)
-    except orjson.JSONDecodeError:
-        try:
-            return [(1, orjson.loads(data))], []
-        except orjson.JSONDecodeError:
-            text = data.decode("utf-8", "replace")
-            return [], [RowError(1, "", f"the file is not valid JSON ({json_problem(text)})")]
-    documents, errors = [], []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            documents.append((number, orjson.loads(raw)))
-        except orjson.JSONDecodeError:
-            text = raw.decode("utf-8", "replace")
-            errors.append(
-                RowError(
-                    number,
-                    "",
-                    f"is not valid JSON ({json_problem(text)}); each line must hold one OTLP export",
-                )
-            )
-    return documents, errors
+def _raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(span, resource attributes) for every span; older exporters say instrumentationLibrary."""
+    for resource_spans in objects(document.get("resourceSpans")):
+        resource = attributes_of(as_object(resource_spans.get("resource")).get("attributes"))
+        scopes = resource_spans.get("scopeSpans") or resource_spans.get(
+            "instrumentationLibrarySpans"
+        )
+        for scope in objects(scopes):
+            for raw in objects(scope.get("spans")):
+                yield raw, resource
 
 
 def _spans(document: dict[str, Any], line: int) -> Iterator[Span]:
-    for resource_spans in document.get("resourceSpans") or []:
-        resource = attributes_of((resource_spans.get("resource") or {}).get("attributes"))
-        scopes = (
-            resource_spans.get("scopeSpans")
-            or resource_spans.get("instrumentationLibrarySpans")
-            or []
+    for raw, resource in _raw_spans(document):
+        trace_id = normalise_id(raw.get("traceId"), 16)
+        span_id = normalise_id(raw.get("spanId"), 8)
+        yield Span(
+            line,
+            trace_id or str(raw.get("traceId")),
+            span_id or str(raw.get("spanId")),
+            normalise_id(raw.get("parentSpanId"), 8),
+            str(raw.get("name") or ""),
+            int_value(raw.get("startTimeUnixNano")) or 0,
+            attributes_of(raw.get("attributes")),
+            resource,
+            _id_problem(raw, trace_id, span_id),
         )
-        for scope in scopes:
-            for raw in scope.get("spans") or []:
-                span = Span(
-                    line,
-                    normalise_id(raw.get("traceId"), 16),
-                    normalise_id(raw.get("spanId"), 8),
-                    normalise_id(raw.get("parentSpanId"), 8),
-                    str(raw.get("name", "")),
-                    int(raw.get("startTimeUnixNano") or 0),
-                    attributes_of(raw.get("attributes")),
-                    resource,
-                )
-                for event in raw.get("events") or []:
-                    if event.get("name") == EVALUATION:
-                        span.evaluations.append(attributes_of(event.get("attributes")))
-                yield span
 
 
-def _evaluation_logs(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    for resource_logs in document.get("resourceLogs") or []:
-        for scope in resource_logs.get("scopeLogs") or []:
-            for record in scope.get("logRecords") or []:
-                attributes = attributes_of(record.get("attributes"))
-                if EVALUATION in (record.get("eventName"), attributes.get("event.name")):
-                    yield (
-                        normalise_id(record.get("traceId"), 16),
-                        normalise_id(record.get("spanId"), 8),
-                        attributes,
-                    )
+def _id_problem(
+    raw: dict[str, Any], trace_id: str | None, span_id: str | None
+) -> tuple[str, str] | None:
+    if trace_id is None:
+        return ("traceId", _bad_id(raw.get("traceId"), 16))
+    if span_id is None:
+        return ("spanId", _bad_id(raw.get("spanId"), 8))
+    return None
 
 
-def _attach_logs(spans: dict[str, list[Span]], logs: list[tuple[str, str, dict[str, Any]]]) -> None:
-    for trace_id, span_id, attributes in logs:
-        for span in spans.get(trace_id, []):
-            if span.span_id == span_id:
-                span.evaluations.append(attributes)
+def _bad_id(raw: Any, size: int) -> str:
+    return (
+        f"must be {size * 2} hex digits or the base64 of {size} bytes, got {str(raw)[:40]!r}; "
+        "export the spans again with an OTLP exporter"
+    )
+
+
+def _evaluations(document: dict[str, Any], line: int) -> Iterator[Evaluation]:
+    """gen_ai.evaluation.result span events, then log records (eventName or event.name)."""
+    for raw, _resource in _raw_spans(document):
+        trace_id = normalise_id(raw.get("traceId"), 16)
+        span_id = normalise_id(raw.get("spanId"), 8)
+        for event in objects(raw.get("events")):
+            if event.get("name") == EVALUATION:
+                yield Evaluation(line, trace_id, span_id, attributes_of(event.get("attributes")))
+    for resource_logs in objects(document.get("resourceLogs")):
+        for scope in objects(resource_logs.get("scopeLogs")):
+            for record in objects(scope.get("logRecords")):
+                yield from _log_evaluation(record, line)
+
+
+def _log_evaluation(record: dict[str, Any], line: int) -> Iterator[Evaluation]:
+    attributes = attributes_of(record.get("attributes"))
+    if EVALUATION not in (record.get("eventName"), attributes.get("event.name")):
+        return
+    body = any_value(record.get("body"))
+    if isinstance(body, dict):  # some SDKs put the event's fields in a kvlist body
+        attributes = {**body, **attributes}
+    yield Evaluation(
+        line,
+        normalise_id(record.get("traceId"), 16),
+        normalise_id(record.get("spanId"), 8),
+        attributes,
+    )
+
+
+def _by_trace(spans: list[Span]) -> dict[str, list[Span]]:
+    traces: dict[str, list[Span]] = defaultdict(list)
+    for span in spans:
+        traces[span.trace_id].append(span)
+    return traces
+
+
+def _attach_verdicts(
+    traces: dict[str, list[Span]], evaluations: list[Evaluation]
+) -> Iterator[RowError]:
+    """Give each verdict to the span it names; report the ones that cannot be placed."""
+    by_response = {
+        _response_id(span.attributes): span for spans in traces.values() for span in spans
+    }
+    for evaluation in evaluations:
+        verdict = verdict_of(evaluation.attributes)
+        span = _evaluated_span(traces, by_response, evaluation)
+        if verdict is None:
+            yield RowError(evaluation.line, "gen_ai.evaluation.score.label", _no_label(evaluation))
+        elif span is None:
+            yield RowError(evaluation.line, EVALUATION, _unplaced(evaluation))
+        elif all(verdict != held for _line, held in span.verdicts):
+            span.verdicts.append((evaluation.line, verdict))
+
+
+def _evaluated_span(
+    traces: dict[str, list[Span]], by_response: dict[str | None, Span], evaluation: Evaluation
+) -> Span | None:
+    for span in traces.get(evaluation.trace_id or "", []):
+        if span.span_id == evaluation.span_id:
+            return span
+    response_id = _response_id(evaluation.attributes)
+    return by_response.get(response_id) if response_id else None
+
+
+def _response_id(attributes: dict[str, Any]) -> str | None:
+    response_id = attributes.get("gen_ai.response.id")
+    return response_id if isinstance(response_id, str) and response_id else None
+
+
+def _no_label(evaluation: Evaluation) -> str:
+    judge = evaluation.attributes.get("gen_ai.evaluation.name") or "an unnamed judge"
+    return (
+        f"is missing on the evaluation from {judge!r}: a verdict needs a label to compare "
+        'with reviewers; record gen_ai.evaluation.score.label (such as "supported")'
+    )
+
+
+def _unplaced(evaluation: Evaluation) -> str:
+    judge = evaluation.attributes.get("gen_ai.evaluation.name") or "an unnamed judge"
+    return (
+        f"from {judge!r} names span {evaluation.span_id or '-'} of trace "
+        f"{evaluation.trace_id or '-'}, which is not in this file; export the spans and their "
+        "evaluations to the same file"
+    )
+
+
+def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterator[Span]:
+    seen = {span.span_id}
+    parent = by_id.get(span.parent_id or "")
+    while parent is not None and parent.span_id not in seen:  # a cycle must not hang us
+        seen.add(parent.span_id)
+        yield parent
+        parent = by_id.get(parent.parent_id or "")
+
+
+def _llm_calls(spans: list[Span], by_id: dict[str, Span]) -> list[Span]:
+    """The innermost LLM spans that answered in text (or failed to answer at all)."""
+    candidates = [span for span in spans if is_llm_span(span.attributes)]
+    wrappers = {parent.span_id for span in candidates for parent in _ancestors(span, by_id)}
+    return [
+        span
+        for span in candidates
+        if span.span_id not in wrappers
+        and (response_of(span.attributes) is not None or not requested_tools_only(span.attributes))
+    ]
 
 
 def _trace_records(spans: list[Span]) -> Iterator[Record | RowError]:
-    llm_spans = [span for span in spans if is_llm_span(span.attributes, span.name)]
     by_id = {span.span_id: span for span in spans}
-    for span in llm_spans:
+    calls = _llm_calls(spans, by_id)
+    handed_on = {id(span): span_context(span.attributes, span.name) for span in spans}
+    for span in calls:
         response = response_of(span.attributes)
-        if response is None:
+        if span.id_problem is not None:
+            yield RowError(span.line, *span.id_problem)
+        elif response is None:
+            yield RowError(span.line, "gen_ai.output.messages", _no_output(span))
+        else:
+            trace_id = span.trace_id if len(calls) == 1 else f"{span.trace_id}-{span.span_id}"
+            context = _context(span, spans, handed_on)
+            yield Record(span.line, _trace_row(span, by_id, response, trace_id, context))
+    yield from _stray_verdicts(spans, calls, by_id)
+
+
+def _stray_verdicts(
+    spans: list[Span], calls: list[Span], by_id: dict[str, Span]
+) -> Iterator[RowError]:
+    """Verdicts on a span with no call at or beneath it (a tool, a retrieval) judge nothing."""
+    covered = {s.span_id for call in calls for s in (call, *_ancestors(call, by_id))}
+    for span in spans:
+        for line, verdict in span.verdicts if span.span_id not in covered else []:
             yield RowError(
-                span.line,
-                "gen_ai.output.messages",
-                f"LLM span {span.name!r} ({span.span_id}) has no output text: record gen_ai.output.messages (or gen_ai.completion)",
+                line,
+                EVALUATION,
+                f"from {verdict['judge']!r} is on span {span.name!r} ({span.span_id}), which is "
+                "not an LLM call nor above one; attach the evaluation to the LLM span it judged",
             )
-            continue
-        trace_id = span.trace_id if len(llm_spans) == 1 else f"{span.trace_id}-{span.span_id}"
-        yield Record(span.line, _trace_row(span, spans, by_id, response, trace_id))
+
+
+def _no_output(span: Span) -> str:
+    error = span.attributes.get("error.type")
+    failed = f" (it failed: error.type={error})" if error else ""
+    return (
+        f"is missing: LLM span {span.name!r} ({span.span_id}) has no output text{failed}; "
+        "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) "
+        "so spans record gen_ai.output.messages or gen_ai.completion"
+    )
 
 
 def _trace_row(
-    span: Span, spans: list[Span], by_id: dict[str, Span], response: str, trace_id: str
+    span: Span, by_id: dict[str, Span], response: str, trace_id: str, context: list[Any]
 ) -> dict[str, Any]:
-    attributes, resource = span.attributes, span.resource
-    evaluations = list(span.evaluations) + _inherited_evaluations(span, by_id)
-    scalars = {
-        k: v
-        for k, v in attributes.items()
-        if k.startswith("gen_ai.usage.") or k in ("gen_ai.response.id", "gen_ai.operation.name")
-    }
-    return {
+    attributes = span.attributes
+    row = {
         "trace_id": trace_id,
-        "timestamp": datetime.fromtimestamp(span.start / 1e9, UTC).isoformat()
-        if span.start
-        else None,
-        "feature": attributes.get("app.feature")
-        or attributes.get("feature")
-        or resource.get("app.feature")
-        or resource.get("service.name"),
-        "risk_category": attributes.get("app.risk_category")
-        or attributes.get("risk_category")
-        or resource.get("app.risk_category"),
+        "timestamp": timestamp_of(span.start),
+        "feature": _first(span, "app.feature", "feature") or span.resource.get("service.name"),
+        "risk_category": _first(span, "app.risk_category", "risk_category"),
         "model": attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model"),
         "request": request_of(attributes),
-        "context": context_of(span, spans),
+        "context": context,
         "response": response,
-        "judge": [verdict_of(e) for e in evaluations if verdict_of(e)],
-        "attributes": {
-            "otel_trace_id": span.trace_id,
-            "otel_span_id": span.span_id,
-            "span_name": span.name,
-            "service_name": resource.get("service.name"),
-            **scalars,
-        },
+        "judge": _verdicts(span, by_id),
+        "attributes": _row_attributes(span),
     }
+    return {key: value for key, value in row.items() if value is not None}
 
 
-def _inherited_evaluations(span: Span, by_id: dict[str, Span]) -> list[dict[str, Any]]:
-    """Evaluations recorded on an ancestor (e.g. the request's root span) apply to this call."""
-    found, parent = [], by_id.get(span.parent_id)
-    while parent is not None:
-        if not is_llm_span(parent.attributes, parent.name):
-            found += parent.evaluations
-        parent = by_id.get(parent.parent_id)
-    return found
+def _first(span: Span, *keys: str) -> Any:
+    """The first of `keys` set on the span, else on its resource."""
+    for source in (span.attributes, span.resource):
+        for key in keys:
+            if source.get(key) not in (None, ""):
+                return source[key]
+    return None
+
+
+def _context(
+    span: Span, spans: list[Span], handed_on: dict[int, list[dict[str, str]]]
+) -> list[dict[str, str]]:
+    """What the trace's tool and retrieval spans had handed on when the call started."""
+    earlier = sorted(
+        (other for other in spans if other is not span and other.start <= span.start),
+        key=lambda other: other.start,
+    )
+    items = [item for other in earlier for item in handed_on[id(other)]]
+    return _unique_texts(items + message_tool_results(span.attributes))
+
+
+def _unique_texts(items: Iterable[dict[str, str]]) -> list[dict[str, str]]:
+    seen: set[str] = set()
+    unique = []
+    for item in items:
+        if item["text"] not in seen:
+            seen.add(item["text"])
+            unique.append(item)
+    return unique
+
+
+def _verdicts(span: Span, by_id: dict[str, Span]) -> list[dict[str, Any]]:
+    """The span's own verdicts, then those on the spans above it (root span, agent)."""
+    verdicts: list[dict[str, Any]] = []
+    for holder in (span, *_ancestors(span, by_id)):
+        verdicts.extend(v for _line, v in holder.verdicts if v not in verdicts)
+    return verdicts
+
+
+def _row_attributes(span: Span) -> dict[str, Any]:
+    scalars = {
+        key: value
+        for key, value in span.attributes.items()
+        if key.startswith("gen_ai.")
+        and not is_content_key(key)
+        and isinstance(value, str | int | float | bool)
+    }
+    return {
+        "otel_trace_id": span.trace_id,
+        "otel_span_id": span.span_id,
+        "span_name": span.name,
+        "service_name": span.resource.get("service.name"),
+        **scalars,
+    }
