@@ -50,7 +50,8 @@ def json_problem(text: str) -> str:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"{exc.msg} at column {exc.colno}"
+        joiner = " " if exc.msg.endswith(" at") else " at "  # "Unterminated string starting at"
+        return f"{exc.msg}{joiner}column {exc.colno}"
     except RecursionError:
         return "nested too deeply"
     return "not accepted by the strict parser"
