@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from annotate.cli_agreement import add_agreement_commands
 from annotate.cli_claims import add_claims_commands
 from annotate.cli_people import add_people_commands
 from annotate.cli_samples import add_sample_commands
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sample_commands(commands, _common, _writer, _emit, _say)
     add_people_commands(commands, _common, _writer, _emit, _say)
     add_claims_commands(commands, _common, _writer, _emit, _say)
+    add_agreement_commands(commands, _common, _writer, _emit, _say)
     return parser
 
 

@@ -226,3 +226,26 @@ def sample_claim_verdicts(store: Store, sample: str) -> list[dict[str, Any]]:
         "WHERE v.level = 'claim' ORDER BY v.trace_id, v.claim_index",
         [sample],
     )
+
+
+def trace_slice_values(store: Store, trace_id: str, columns: Sequence[str]) -> dict[str, Any]:
+    """A trace's value for each slice column: feature, risk_category, model, or an attribute."""
+    from annotate.sampling import STRATUM_COLUMNS
+    from annotate.store.samples import json_path
+
+    row = store.fetch_dicts(
+        "SELECT feature, risk_category, model, attributes FROM traces WHERE trace_id = ?",
+        [trace_id],
+    )
+    if not row:
+        return {}
+    values: dict[str, Any] = {}
+    for column in columns:
+        if column in STRATUM_COLUMNS:
+            values[column] = row[0][column]
+        else:
+            values[column] = store.scalar(
+                "SELECT json_extract_string(attributes, ?) FROM traces WHERE trace_id = ?",
+                [json_path(column), trace_id],
+            )
+    return values
