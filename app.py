@@ -17,12 +17,13 @@ PAGES = {
     "sample": st.Page("pages/sample.py", title="Sample", icon=":material/casino:"),
     "assign": st.Page("pages/assign.py", title="Assign", icon=":material/group_add:"),
     "adjudicate": st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
+    "calibration": st.Page("pages/calibration.py", title="Agreement", icon=":material/balance:"),
     "users": st.Page("pages/users.py", title="Users", icon=":material/manage_accounts:"),
 }
 ROLE_PAGES = {
-    "lead": ["home", "label", "import", "sample", "assign", "adjudicate", "users"],
+    "lead": ["home", "label", "import", "sample", "assign", "adjudicate", "calibration", "users"],
     "reviewer": ["home", "label"],
-    "auditor": ["home"],
+    "auditor": ["home", "calibration"],
 }
 
 user = ui.current_user()

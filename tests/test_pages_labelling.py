@@ -86,6 +86,9 @@ def test_an_auditor_has_only_the_read_only_pages(labelling_store):
     app = app_as(User("audrey", "auditor"))
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         app.switch_page("pages/label.py")
+    app.switch_page("pages/calibration.py").run()
+    assert not app.exception, app.exception
+    assert "Agreement and calibration" in [t.value for t in app.title]
 
 
 def test_a_page_refuses_a_role_even_if_reached(labelling_store):
@@ -197,3 +200,23 @@ def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling
     lead = app_as(User("lena", "lead"), "pages/adjudicate.py")
     # no disagreements yet, so the page stops after the flags
     assert "1 claims flagged as badly extracted" in [e.label for e in lead.expander]
+
+
+def test_the_calibration_page_shows_agreement_and_the_judge_confusion(labelling_store):
+    from annotate.labelling import claim_view, record_verdict
+
+    store = open_store(labelling_store)
+    for t in range(12):
+        for reviewer in ("alice", "bob"):
+            record_verdict(
+                store,
+                reviewer,
+                claim_view(store, f"lt-{t:03d}", 1),
+                "contradicted" if t < 6 else "supported",
+            )
+    store.close()
+    app = app_as(User("lena", "lead"), "pages/calibration.py")
+    assert "12 claims labelled by two or more reviewers" in [c.value for c in app.caption]
+    judge = app.dataframe[1].value  # the judge table follows the agreement table
+    values = dict(zip(judge["statistic"], judge["value"], strict=True))
+    assert values["sensitivity"] == 1.0 and values["specificity"] == 0.0

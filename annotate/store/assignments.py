@@ -249,3 +249,9 @@ def trace_slice_values(store: Store, trace_id: str, columns: Sequence[str]) -> d
                 [json_path(column), trace_id],
             )
     return values
+
+
+def judge_names(store: Store) -> list[str]:
+    return [
+        row[0] for row in store.fetchall("SELECT DISTINCT judge FROM judge_verdicts ORDER BY judge")
+    ]
