@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from annotate.ingest.generic import decode_line, parse_json_line
+from annotate.ingest.generic import read_jsonl
 from annotate.traces import Record, RowError
 
 _SUMMARY_CHARS = 80
@@ -77,18 +77,11 @@ def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
     turn: _Turn | None = None
     agent = "messages"
     count = 0
-    for number, raw in enumerate(fh, start=1):
-        text = decode_line(raw, number)
-        if isinstance(text, RowError):
-            yield text
-            continue
-        if not text.strip():
-            continue
-        parsed = parse_json_line(text.rstrip("\r\n"), number)
+    for parsed in read_jsonl(fh):
         if isinstance(parsed, RowError):
             yield parsed
             continue
-        line = parsed.data
+        number, line = parsed.line, parsed.data
         if not isinstance(line, dict):
             yield RowError(number, "", "must be a JSON object holding one message")
             continue
