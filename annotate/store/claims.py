@@ -1,4 +1,7 @@
-"""SQL for claims, claim flags and the record of LLM calls. Claims are inserted once per trace."""
+"""SQL for claims, claim flags and the record of LLM calls (claim extraction now, the judge later).
+
+A trace's claims are inserted once: an insert never adds to a trace that already has claims.
+"""
 
 from __future__ import annotations
 
@@ -10,36 +13,65 @@ import pyarrow as pa
 
 from annotate.store import Store
 
+CLAIM_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("claim_index", pa.int32()),
+        ("text", pa.string()),
+        ("start_offset", pa.int32()),
+        ("end_offset", pa.int32()),
+        ("origin", pa.string()),
+    ]
+)
+
+
+def _ids(trace_ids: Sequence[str]) -> pa.Table:
+    return pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
+
 
 def claim_counts(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
     rows = store.fetch_with_batch(
         "SELECT c.trace_id, count(*) FROM claims c JOIN _batch USING (trace_id) GROUP BY c.trace_id",
-        pa.table({"trace_id": list(trace_ids)}),
+        _ids(trace_ids),
     )
     return {trace_id: int(count) for trace_id, count in rows}
 
 
-def response_text(store: Store, trace_id: str) -> str:
-    return str(store.scalar("SELECT response FROM traces WHERE trace_id = ?", [trace_id]) or "")
+def trace_texts(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+    """trace_id -> (request, response)."""
+    rows = store.fetch_with_batch(
+        "SELECT t.trace_id, t.request, t.response FROM traces t JOIN _batch USING (trace_id)",
+        _ids(trace_ids),
+    )
+    return {trace_id: (request, response or "") for trace_id, request, response in rows}
 
 
-def insert_claims(
-    store: Store, trace_id: str, spans: Sequence[tuple[str, int | None, int | None]], origin: str
-) -> None:
-    if store.scalar("SELECT count(*) FROM claims WHERE trace_id = ?", [trace_id]):
-        return  # created once: a rerun never duplicates or overwrites
-    for index, (text, start, end) in enumerate(spans):
-        store.execute(
-            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?)",
-            [trace_id, index, text, start, end, origin],
-        )
+def insert_claims(store: Store, rows: Sequence[dict[str, Any]]) -> int:
+    """Insert claim rows, skipping every trace that already has claims; the number inserted."""
+    if not rows:
+        return 0
+    result = store.fetch_with_batch(
+        "INSERT INTO claims SELECT * FROM _batch b "
+        "WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.trace_id = b.trace_id)",
+        pa.Table.from_pylist(list(rows), schema=CLAIM_SCHEMA),
+    )
+    return int(result[0][0]) if result else 0
 
 
 def trace_claims(store: Store, trace_id: str) -> list[dict[str, Any]]:
     return store.fetch_dicts(
-        "SELECT claim_index AS index, text, start_offset AS start, end_offset AS end, origin "
+        'SELECT claim_index AS "index", text, start_offset AS start, end_offset AS "end", origin '
         "FROM claims WHERE trace_id = ? ORDER BY claim_index",
         [trace_id],
+    )
+
+
+def has_claim(store: Store, trace_id: str, claim_index: int) -> bool:
+    return bool(
+        store.scalar(
+            "SELECT count(*) FROM claims WHERE trace_id = ? AND claim_index = ?",
+            [trace_id, claim_index],
+        )
     )
 
 
@@ -59,9 +91,9 @@ def flags(store: Store, sample: str | None) -> list[dict[str, Any]]:
         else ("WHERE f.trace_id IN (SELECT trace_id FROM sample_units WHERE sample = ?)", [sample])
     )
     return store.fetch_dicts(
-        "SELECT f.trace_id, f.claim_index, c.text, f.reviewer, f.reason, f.note, f.created_at "
-        "FROM claim_flags f LEFT JOIN claims c USING (trace_id, claim_index) "
-        f"{where} ORDER BY f.created_at",
+        "SELECT f.trace_id, f.claim_index, c.text, c.origin, f.reviewer, f.reason, f.note, "
+        "f.created_at FROM claim_flags f LEFT JOIN claims c USING (trace_id, claim_index) "
+        f"{where} ORDER BY f.created_at, f.trace_id, f.claim_index",
         params,
     )
 
