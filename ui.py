@@ -35,7 +35,7 @@ def show_error(exc: AnnotateError) -> None:
     st.error(str(exc), icon=":material/error:")
 
 
-def show_text(label: str, text: str | None, key: str | None = None) -> None:
+def show_text(label: str, text: str | None) -> None:
     """Untrusted trace text: literal characters, never markdown or HTML."""
     st.caption(label)
     st.text(text if text else "(empty)")

@@ -58,19 +58,26 @@ def binary_gold(store: Store, sample: str) -> dict[tuple[str, int], str]:
 def judge_pairs(store: Store, sample: str, judge: str, by: Sequence[str] = ()) -> list[Pair]:
     binary = binary_map(store)
     gold = binary_gold(store, sample)
+    verdicts = [v for v in sql.sample_claim_verdicts(store, sample) if v["judge"] == judge]
+    values = sql.slice_values(store, [v["trace_id"] for v in verdicts], by)
     pairs = []
-    for verdict in sql.sample_claim_verdicts(store, sample):
+    for verdict in verdicts:
         key = (verdict["trace_id"], verdict["claim_index"])
-        if verdict["judge"] != judge or key not in gold:
+        if key not in gold:
             continue
         judged = binary.get(verdict["label"]) or (
             "supported" if verdict["label"] in JUDGE_OK_LABELS else "unsupported"
         )
         if judged == "excluded":
             continue
-        values = sql.trace_slice_values(store, verdict["trace_id"], by) if by else {}
+        slice_values = values.get(verdict["trace_id"], {})
         pairs.append(
-            Pair(verdict["trace_id"], judged == "unsupported", gold[key] == "unsupported", values)
+            Pair(
+                verdict["trace_id"],
+                judged == "unsupported",
+                gold[key] == "unsupported",
+                slice_values,
+            )
         )
     return pairs
 

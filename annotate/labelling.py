@@ -82,9 +82,13 @@ def reviewer_queue(store: Store, reviewer: str, sample: str) -> list[dict[str, A
     return sql.queue(store, reviewer, sample)
 
 
-def next_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None:
-    """The first claim in the reviewer's order with no verdict and no skip; None when done."""
-    items = sql.queue(store, reviewer, sample)
+def next_claim(
+    store: Store, reviewer: str, sample: str, items: list[dict[str, Any]] | None = None
+) -> ClaimView | None:
+    """The first claim in the reviewer's order with no verdict and no skip; None when done.
+
+    `items` is the reviewer's queue when the caller has just read it (one read a rerun)."""
+    items = sql.queue(store, reviewer, sample) if items is None else items
     for position, item in enumerate(items, start=1):
         if item["label"] is None and not item["skipped"]:
             return claim_view(store, item["trace_id"], item["claim_index"], position, len(items))
@@ -156,8 +160,10 @@ def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None
     return claim_view(store, last["trace_id"], last["claim_index"])
 
 
-def progress(store: Store, reviewer: str, sample: str) -> dict[str, int]:
-    items = sql.queue(store, reviewer, sample)
+def progress(
+    store: Store, reviewer: str, sample: str, items: list[dict[str, Any]] | None = None
+) -> dict[str, int]:
+    items = sql.queue(store, reviewer, sample) if items is None else items
     done = sum(1 for item in items if item["label"] is not None or item["skipped"])
     return {"done": done, "assigned": len(items), "skipped": sum(1 for i in items if i["skipped"])}
 
@@ -166,12 +172,7 @@ def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[st
     """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it."""
     if not reveal_judge_after_submit(store):
         return []
-    labelled = any(
-        item["trace_id"] == view.trace_id
-        and item["claim_index"] == view.claim_index
-        and item["label"]
-        for item in sql.queue(store, reviewer, sql.assigned_sample(store, reviewer, view.trace_id))
-    )
+    labelled = sql.has_label(store, reviewer, view.trace_id, view.claim_index)
     return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index) if labelled else []
 
 

@@ -228,6 +228,14 @@ def _parse_timestamp(value: Any, present: bool) -> datetime | None:
     return moment
 
 
+def parse_timestamp(value: Any) -> datetime | None:
+    """An ISO 8601 value (or datetime) in naive UTC; ValueError says what was expected."""
+    try:
+        return _parse_timestamp(value, True)
+    except _Invalid as exc:
+        raise ValueError(exc.message) from None
+
+
 _CONTEXT_SHAPE = "must be a list of strings or {source, text} objects"
 
 

@@ -18,6 +18,7 @@ from annotate.labelling import (
     previous_claim,
     progress,
     record_verdict,
+    reviewer_queue,
     rubric_labels,
     skip_claim,
     unsupported_labels,
@@ -93,11 +94,12 @@ def _skip() -> None:
 
 @st.fragment
 def claim_area() -> None:
+    items = reviewer_queue(store, user.name, sample)  # one read serves the claim and the progress
     view = st.session_state.get("label_back") or st.session_state.get(CURRENT)
     if view is None:
-        view = next_claim(store, user.name, sample)
+        view = next_claim(store, user.name, sample, items)
         st.session_state[CURRENT] = view
-    counts = progress(store, user.name, sample)
+    counts = progress(store, user.name, sample, items)
     minutes = max((time.time() - session["started"]) / 60, 1 / 60)
     st.progress(
         counts["done"] / max(counts["assigned"], 1),

@@ -50,3 +50,17 @@ def cli(capsys: pytest.CaptureFixture[str], db_path: Path):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+def run_app(user, page: str | None = None):
+    """Run app.py under AppTest as `user` (logged in through session state), then open `page`."""
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if user is not None:
+        app.session_state["user"] = user
+    app.run()
+    if page:
+        app.switch_page(page).run()
+    assert not app.exception, app.exception
+    return app

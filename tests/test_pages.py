@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, run_app
 from streamlit.testing.v1 import AppTest
 
 from annotate.ingest.importer import import_traces
@@ -26,14 +26,7 @@ def app_store(tmp_path, monkeypatch):
 
 def run_page(page: str | None = None, user: User | None = LEAD) -> AppTest:
     """Run the app as `user` (logged in through session state; the login form has its own tests)."""
-    app = AppTest.from_file(APP, default_timeout=60)
-    if user is not None:
-        app.session_state["user"] = user
-    app.run()
-    if page:
-        app.switch_page(page).run()
-    assert not app.exception, app.exception
-    return app
+    return run_app(user, page)
 
 
 def test_home_shows_the_store_at_a_glance(app_store):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_app
 from labelling_data import PASSWORD, prepare
 from streamlit.testing.v1 import AppTest
 
@@ -25,15 +25,7 @@ def labelling_store(tmp_path, monkeypatch):
     return path
 
 
-def app_as(user: User | None, page: str | None = None) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
-    if user is not None:
-        app.session_state["user"] = user
-    app.run()
-    if page:
-        app.switch_page(page).run()
-    assert not app.exception, app.exception
-    return app
+app_as = run_app
 
 
 def test_first_lead_is_created_on_a_store_without_accounts(tmp_path, monkeypatch):

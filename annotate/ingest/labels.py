@@ -22,7 +22,7 @@ from annotate.store import Store
 from annotate.store import imports as import_sql
 from annotate.store import labels as sql
 from annotate.store.schema import ERROR_TYPES
-from annotate.traces import Record, RowError, _Invalid, _parse_timestamp, describe_type
+from annotate.traces import Record, RowError, describe_type, parse_timestamp
 
 LABEL_FORMATS = ("jsonl", "json", "csv", "parquet")
 
@@ -64,9 +64,9 @@ def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[
     if row["note"] is not None and not isinstance(row["note"], str):
         fail("note", f"must be a string, got {describe_type(row['note'])}")
     try:
-        created = _parse_timestamp(data.get("created_at"), "created_at" in data)
-    except _Invalid as exc:
-        fail("created_at", exc.message)
+        created = parse_timestamp(data.get("created_at"))
+    except ValueError as exc:
+        fail("created_at", str(exc))
         created = None
     if errors:
         return errors

@@ -36,10 +36,9 @@ def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
 class Store:
     """A connection (one per process) or a cursor of it (one per session or thread)."""
 
-    def __init__(self, conn: duckdb.DuckDBPyConnection, path: str, owner: bool = True) -> None:
+    def __init__(self, conn: duckdb.DuckDBPyConnection, path: str) -> None:
         self.conn = conn
         self.path = path
-        self._owner = owner
         self._in_transaction = False
         # One cursor may still be asked for work from two threads: Streamlit starts a
         # session's rerun while the interrupted run is winding down. duckdb refuses a busy
@@ -48,7 +47,7 @@ class Store:
 
     def session(self) -> Store:
         """A cursor for one browser session or thread; shares the process's connection."""
-        return Store(self.conn.cursor(), self.path, owner=False)
+        return Store(self.conn.cursor(), self.path)
 
     def close(self) -> None:
         self.conn.close()

@@ -189,11 +189,11 @@ def put_setting(store: Store, key: str, value_json: str) -> None:
     )
 
 
-def assigned_sample(store: Store, reviewer: str, trace_id: str) -> str:
-    return str(
+def has_label(store: Store, reviewer: str, trace_id: str, claim_index: int) -> bool:
+    return bool(
         store.scalar(
-            "SELECT sample FROM assignments WHERE reviewer = ? AND trace_id = ? AND active LIMIT 1",
-            [reviewer, trace_id],
+            "SELECT count(*) FROM label_events WHERE reviewer = ? AND trace_id = ? AND claim_index = ?",
+            [reviewer, trace_id, claim_index],
         )
     )
 
@@ -228,27 +228,28 @@ def sample_claim_verdicts(store: Store, sample: str) -> list[dict[str, Any]]:
     )
 
 
-def trace_slice_values(store: Store, trace_id: str, columns: Sequence[str]) -> dict[str, Any]:
-    """A trace's value for each slice column: feature, risk_category, model, or an attribute."""
+def slice_values(
+    store: Store, trace_ids: Sequence[str], columns: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Each trace's value for each slice column (feature, risk_category, model, or an attribute)."""
     from annotate.sampling import STRATUM_COLUMNS
     from annotate.store.samples import json_path
 
-    row = store.fetch_dicts(
-        "SELECT feature, risk_category, model, attributes FROM traces WHERE trace_id = ?",
-        [trace_id],
-    )
-    if not row:
+    if not trace_ids or not columns:
         return {}
-    values: dict[str, Any] = {}
+    selects, params = [], []
     for column in columns:
         if column in STRATUM_COLUMNS:
-            values[column] = row[0][column]
+            selects.append(column)
         else:
-            values[column] = store.scalar(
-                "SELECT json_extract_string(attributes, ?) FROM traces WHERE trace_id = ?",
-                [json_path(column), trace_id],
-            )
-    return values
+            selects.append("json_extract_string(attributes, ?)")
+            params.append(json_path(column))
+    rows = store.fetch_with_batch(
+        f"SELECT trace_id, {', '.join(selects)} FROM traces JOIN _batch USING (trace_id)",
+        pa.table({"trace_id": list(dict.fromkeys(trace_ids))}),
+        params,
+    )
+    return {row[0]: dict(zip(columns, row[1:], strict=True)) for row in rows}
 
 
 def judge_names(store: Store) -> list[str]:
