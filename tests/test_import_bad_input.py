@@ -164,3 +164,16 @@ def test_a_crash_mid_import_leaves_nothing(fresh_store, tmp_path, monkeypatch):
     status = store_status(fresh_store)
     assert (status["traces"], status["imports"]) == (0, [])
     assert fresh_store.scalar("SELECT count(*) FROM contexts") == 0
+
+
+def test_long_imports_report_progress_through_the_file(fresh_store, tmp_path, monkeypatch):
+    monkeypatch.setattr(importer, "BATCH_SIZE", 10)
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        "".join(f'{{"trace_id": "g-{i}", "response": "r", "context": ["c"]}}\n' for i in range(45))
+    )
+    seen: list[tuple[int, float]] = []
+    import_traces(fresh_store, path, progress=lambda rows, fraction: seen.append((rows, fraction)))
+    assert [rows for rows, _ in seen] == [10, 20, 30, 40, 45]
+    fractions = [fraction for _, fraction in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and 0 < fractions[0] < 1
