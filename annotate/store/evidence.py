@@ -1,0 +1,78 @@
+"""SQL for agreement and calibration: current votes, adjudications, judge verdicts, claims.
+
+`sample=None` means every labelled trace in the store; otherwise the traces of that sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.store import Store
+
+
+def _scope(alias: str, sample: str | None) -> tuple[str, list[Any]]:
+    if sample is None:
+        return "", []
+    return (
+        f" JOIN (SELECT DISTINCT trace_id FROM sample_units WHERE sample = ?) s "
+        f"ON s.trace_id = {alias}.trace_id",
+        [sample],
+    )
+
+
+def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
+    """Each reviewer's current (latest) label of each claim, with when it was given."""
+    join, params = _scope("e", sample)
+    return store.fetch_dicts(
+        "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
+        "arg_max(e.error_type, e.event_id) AS error_type, max(e.created_at) AS created_at "
+        f"FROM label_events e{join} "
+        "GROUP BY e.trace_id, e.claim_index, e.reviewer "
+        "ORDER BY e.trace_id, e.claim_index, e.reviewer",
+        params,
+    )
+
+
+def adjudications(store: Store, sample: str | None) -> list[dict[str, Any]]:
+    join, params = _scope("a", sample)
+    return store.fetch_dicts(
+        "SELECT a.trace_id, a.claim_index, arg_max(a.label, a.event_id) AS label, "
+        "arg_max(a.error_type, a.event_id) AS error_type "
+        f"FROM adjudications a{join} GROUP BY a.trace_id, a.claim_index",
+        params,
+    )
+
+
+def verdicts(store: Store, sample: str | None, judge: str) -> list[dict[str, Any]]:
+    """The judge's verdicts (claim and response level); the first stored one per unit."""
+    join, params = _scope("v", sample)
+    return store.fetch_dicts(
+        "SELECT v.trace_id, v.level, v.claim_index, first(v.label) AS label, "
+        "first(v.explanation) AS explanation "
+        f"FROM judge_verdicts v{join} WHERE v.judge = ? "
+        "GROUP BY v.trace_id, v.level, v.claim_index ORDER BY v.trace_id, v.claim_index",
+        [*params, judge],
+    )
+
+
+def claims(store: Store, trace_ids: Sequence[str]) -> list[dict[str, Any]]:
+    if not trace_ids:
+        return []
+    rows = store.fetch_with_batch(
+        "SELECT c.trace_id, c.claim_index, c.text FROM claims c JOIN _batch USING (trace_id) "
+        "ORDER BY c.trace_id, c.claim_index",
+        pa.table({"trace_id": list(dict.fromkeys(trace_ids))}),
+    )
+    return [{"trace_id": t, "claim_index": i, "text": text} for t, i, text in rows]
+
+
+def label_times(store: Store, sample: str | None) -> list[tuple[str, Any]]:
+    """(reviewer, created_at) of every label event, in time order per reviewer."""
+    join, params = _scope("e", sample)
+    return store.fetchall(
+        f"SELECT e.reviewer, e.created_at FROM label_events e{join} ORDER BY e.reviewer, e.created_at",
+        params,
+    )
