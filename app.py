@@ -17,13 +17,24 @@ PAGES = {
     "sample": st.Page("pages/sample.py", title="Sample", icon=":material/casino:"),
     "assign": st.Page("pages/assign.py", title="Assign", icon=":material/group_add:"),
     "adjudicate": st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
-    "calibration": st.Page("pages/calibration.py", title="Agreement", icon=":material/balance:"),
+    "agreement": st.Page("pages/agreement.py", title="Agreement", icon=":material/groups:"),
+    "calibration": st.Page("pages/calibration.py", title="Calibration", icon=":material/balance:"),
     "users": st.Page("pages/users.py", title="Users", icon=":material/manage_accounts:"),
 }
 ROLE_PAGES = {
-    "lead": ["home", "label", "import", "sample", "assign", "adjudicate", "calibration", "users"],
+    "lead": [
+        "home",
+        "label",
+        "import",
+        "sample",
+        "assign",
+        "adjudicate",
+        "agreement",
+        "calibration",
+        "users",
+    ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "calibration"],
+    "auditor": ["home", "agreement", "calibration"],
 }
 
 user = ui.current_user()

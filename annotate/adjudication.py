@@ -6,8 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 from annotate.errors import AnnotateError
-from annotate.sampling import JUDGE_OK_LABELS
-from annotate.store import Store
+from annotate.gold import EXCLUDED, claim_gold, judge_outcome, load_evidence
+from annotate.store import Store, evidence
 from annotate.store import assignments as sql
 from annotate.store.labels import active_rubric
 
@@ -19,11 +19,9 @@ class AdjudicationError(AnnotateError):
 def disagreements(store: Store, sample: str, include_resolved: bool = True) -> list[dict[str, Any]]:
     """Claims whose reviewers' current labels differ, with every vote and any adjudication."""
     claims: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for vote in sql.latest_votes(store, sample):
+    for vote in evidence.votes(store, sample):
         claims[(vote["trace_id"], vote["claim_index"])].append(vote)
-    decided = {
-        (a["trace_id"], a["claim_index"]): a for a in sql.latest_adjudications(store, sample)
-    }
+    decided = {(a["trace_id"], a["claim_index"]): a for a in evidence.adjudications(store, sample)}
     result = []
     for (trace_id, claim_index), votes in sorted(claims.items()):
         if len({v["label"] for v in votes}) < 2:
@@ -76,28 +74,21 @@ def adjudicate(
 
 def gold_labels(store: Store, sample: str) -> dict[tuple[str, int], str]:
     """Adjudicated label if any, else the label every reviewer gave; disagreement: no gold."""
-    votes: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for vote in sql.latest_votes(store, sample):
-        votes[(vote["trace_id"], vote["claim_index"])].add(vote["label"])
-    gold = {key: next(iter(labels)) for key, labels in votes.items() if len(labels) == 1}
-    for item in sql.latest_adjudications(store, sample):
-        gold[(item["trace_id"], item["claim_index"])] = item["label"]
-    return gold
+    gold = claim_gold(load_evidence(store, sample))
+    return {key: g.full for key, g in gold.items() if g.full is not None}
 
 
 def judge_disagreements(store: Store, sample: str) -> list[dict[str, Any]]:
-    """Claims whose gold label and the judge's claim-level verdict differ, in binary terms."""
-    _, labels = active_rubric(store)
-    binary = {item["label"]: item["binary"] for item in labels}
-    gold = gold_labels(store, sample)
+    """Claims whose gold and the judges' claim-level verdicts differ, in binary terms."""
+    evidence = load_evidence(store, sample)
+    gold = claim_gold(evidence)
     found = []
     for verdict in sql.sample_claim_verdicts(store, sample):
-        key = (verdict["trace_id"], verdict["claim_index"])
-        if key not in gold or binary.get(gold[key]) == "excluded":
+        claim = gold.get((verdict["trace_id"], verdict["claim_index"]))
+        if claim is None or claim.binary in (None, EXCLUDED):
             continue
-        judged = binary.get(verdict["label"]) or (
-            "supported" if verdict["label"] in JUDGE_OK_LABELS else "unsupported"
-        )
-        if judged != binary.get(gold[key]):
-            found.append({**verdict, "gold": gold[key], "gold_binary": binary.get(gold[key])})
+        if judge_outcome(verdict["label"], evidence.binary) != claim.binary:
+            found.append(
+                {**verdict, "gold": claim.full or claim.binary, "gold_binary": claim.binary}
+            )
     return found

@@ -75,7 +75,7 @@ def _pair_agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pairable.astype(float), share
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
@@ -114,7 +114,7 @@ def percent_agreement_measure(table: Table) -> Measure:
     units = int(pairable.sum())
     features = np.column_stack([pairable, share])
     reason = None if units else "no unit has two ratings"
-    return Measure(features, lambda s: _ratio(s[..., 1], s[..., 0]), units, reason)
+    return Measure(features, lambda s: ratio(s[..., 1], s[..., 0]), units, reason)
 
 
 def fleiss_measure(table: Table) -> Measure:
@@ -124,7 +124,8 @@ def fleiss_measure(table: Table) -> Measure:
     m = counts.sum(axis=1)
     if not (m > 0).any():
         return Measure(np.zeros((len(table), 1)), lambda s: s[..., 0] * np.nan, 0, "no ratings")
-    modal = Counter(m[m > 0].tolist()).most_common(1)[0][0]
+    # the most common number of ratings; a tie goes to the larger number, whatever the unit order
+    modal = max(Counter(m[m > 0].tolist()).items(), key=lambda kv: (kv[1], kv[0]))[0]
     chosen = (m == modal).astype(float)
     units = int(chosen.sum())
     if modal < 2:
@@ -135,8 +136,9 @@ def fleiss_measure(table: Table) -> Measure:
     features = np.column_stack([chosen, chosen * share, chosen[:, None] * counts])
 
     def value(s: np.ndarray) -> np.ndarray:
-        observed = _ratio(s[..., 1], s[..., 0])
-        shares = s[..., 2:] / (modal * s[..., :1])
+        observed = ratio(s[..., 1], s[..., 0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = s[..., 2:] / (modal * s[..., :1])
         return _chance_corrected(observed, (shares**2).sum(axis=-1))
 
     reason = _one_category("kappa") if len(categories) < 2 else None
@@ -156,8 +158,9 @@ def gwet_measure(table: Table) -> Measure:
     q = len(categories)
 
     def value(s: np.ndarray) -> np.ndarray:
-        observed = _ratio(s[..., 1], s[..., 0])
-        pi = s[..., 3:] / s[..., 2:3]
+        observed = ratio(s[..., 1], s[..., 0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pi = s[..., 3:] / s[..., 2:3]
         return _chance_corrected(observed, (pi * (1 - pi)).sum(axis=-1) / (q - 1))
 
     units = int(pairable.sum())
@@ -189,7 +192,7 @@ def krippendorff_measure(table: Table) -> Measure:
         return np.where(denominator > 0, alpha, np.nan)
 
     units = int(pairable.sum())
-    reason = _one_category("alpha") if q < 2 else None
+    reason = _one_category("alpha") if q < 2 else None if units else "no unit has two ratings"
     return Measure(features, value, units, reason)
 
 
@@ -209,8 +212,9 @@ def cohen_measure(a: Sequence[Label], b: Sequence[Label]) -> Measure:
     def value(s: np.ndarray) -> np.ndarray:
         joint = s.reshape(*s.shape[:-1], q, q)
         n = joint.sum(axis=(-1, -2))
-        observed = np.trace(joint, axis1=-2, axis2=-1) / n
-        expected = (joint.sum(axis=-1) * joint.sum(axis=-2)).sum(axis=-1) / n**2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            observed = np.trace(joint, axis1=-2, axis2=-1) / n
+            expected = (joint.sum(axis=-1) * joint.sum(axis=-2)).sum(axis=-1) / n**2
         return _chance_corrected(observed, expected)
 
     units = sum(both)
@@ -244,8 +248,9 @@ def krippendorff_alpha(table: Table) -> Stat:
     import krippendorff
 
     measure = krippendorff_measure(table)
-    if measure.reason:
-        return measure.point()
+    point = measure.point()
+    if point.value is None:
+        return point
     categories = _categories(table)
     code = {c: i for i, c in enumerate(categories)}
     data = np.array(

@@ -1,33 +1,43 @@
-"""Judge against human gold at claim level: confusion, sensitivity, specificity, kappa, per slice.
+"""The judge against human gold: confusion, rates with intervals, slices, readiness, alt-test.
 
-Positive means unsupported. Proportions carry Wilson intervals; balanced accuracy and
-kappa a seeded bootstrap over traces. A slice with too few gold claims says so
-instead of showing a number. Also the reviewers' agreement tables built from the store.
+Positive means unsupported. Proportions get Wilson intervals; balanced accuracy and
+Cohen's kappa a seeded bootstrap over traces. A slice with too few gold units says so.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from annotate.agreement import (
-    Stat,
-    bootstrap,
-    cohen_kappa,
-    fleiss_kappa,
-    gwet_ac1,
-    krippendorff_alpha,
-    percent_agreement,
-    wilson_interval,
+import numpy as np
+
+from annotate import agreement as stats
+from annotate.errors import UsageError
+from annotate.gold import (
+    UNSUPPORTED,
+    Evidence,
+    claim_gold,
+    judge_labels,
+    load_evidence,
+    response_gold,
+    reviewer_labels,
 )
-from annotate.sampling import JUDGE_OK_LABELS
+from annotate.reliability import check_scope, rating_table, trace_of
 from annotate.store import Store
-from annotate.store import assignments as sql
-from annotate.store.labels import active_rubric
+from annotate.store import assignments as settings_sql
+from annotate.store.samples import sample_row
 
 MIN_GOLD = 20
+READINESS_KEY = "readiness"
+DEFAULT_THRESHOLDS: dict[str, float | None] = {
+    "cohen_kappa": 0.6,
+    "sensitivity": 0.8,
+    "specificity": None,
+}
+EPSILON = 0.15
 
 
 @dataclass(frozen=True)
@@ -35,61 +45,17 @@ class Pair:
     trace_id: str
     judge_unsupported: bool
     gold_unsupported: bool
-    slice_values: dict[str, Any]
+    slice_values: dict[str, Any] = field(default_factory=dict)
 
 
-def binary_map(store: Store) -> dict[str, str]:
-    _, labels = active_rubric(store)
-    return {item["label"]: item["binary"] for item in labels}
-
-
-def binary_gold(store: Store, sample: str) -> dict[tuple[str, int], str]:
-    """Adjudicated label's outcome if any; else the outcome all reviewers' labels map to."""
-    binary = binary_map(store)
-    outcomes: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for vote in sql.latest_votes(store, sample):
-        outcomes[(vote["trace_id"], vote["claim_index"])].add(binary.get(vote["label"], "excluded"))
-    gold = {key: next(iter(found)) for key, found in outcomes.items() if len(found) == 1}
-    for item in sql.latest_adjudications(store, sample):
-        gold[(item["trace_id"], item["claim_index"])] = binary.get(item["label"], "excluded")
-    return {key: value for key, value in gold.items() if value != "excluded"}
-
-
-def judge_pairs(store: Store, sample: str, judge: str, by: Sequence[str] = ()) -> list[Pair]:
-    binary = binary_map(store)
-    gold = binary_gold(store, sample)
-    verdicts = [v for v in sql.sample_claim_verdicts(store, sample) if v["judge"] == judge]
-    values = sql.slice_values(store, [v["trace_id"] for v in verdicts], by)
-    pairs = []
-    for verdict in verdicts:
-        key = (verdict["trace_id"], verdict["claim_index"])
-        if key not in gold:
-            continue
-        judged = binary.get(verdict["label"]) or (
-            "supported" if verdict["label"] in JUDGE_OK_LABELS else "unsupported"
-        )
-        if judged == "excluded":
-            continue
-        slice_values = values.get(verdict["trace_id"], {})
-        pairs.append(
-            Pair(
-                verdict["trace_id"],
-                judged == "unsupported",
-                gold[key] == "unsupported",
-                slice_values,
-            )
-        )
-    return pairs
-
-
-def _proportion(hits: int, n: int) -> dict[str, Any]:
+def _proportion(hits: int, n: int, what: str) -> dict[str, Any]:
     if n == 0:
-        return Stat(None, 0, reason="no claims in the denominator").as_json()
-    low, high = wilson_interval(hits, n)
-    return Stat(hits / n, n, low, high, method="Wilson").as_json()
+        return stats.Stat(None, 0, reason=f"no {what} in the denominator").as_json()
+    low, high = stats.wilson_interval(hits, n)
+    return stats.Stat(hits / n, n, low, high, method="Wilson").as_json()
 
 
-def _confusion(pairs: Sequence[Pair]) -> dict[str, int]:
+def confusion(pairs: Sequence[Pair]) -> dict[str, int]:
     return {
         "tp": sum(p.judge_unsupported and p.gold_unsupported for p in pairs),
         "fp": sum(p.judge_unsupported and not p.gold_unsupported for p in pairs),
@@ -98,112 +64,280 @@ def _confusion(pairs: Sequence[Pair]) -> dict[str, int]:
     }
 
 
-def _balanced(table: Sequence[Sequence[Any]]) -> Stat:
-    positives = [row for row in table if row[1]]
-    negatives = [row for row in table if not row[1]]
-    if not positives or not negatives:
-        return Stat(None, len(table), reason="needs both supported and unsupported gold claims")
-    sensitivity = sum(row[0] for row in positives) / len(positives)
-    specificity = sum(not row[0] for row in negatives) / len(negatives)
-    return Stat((sensitivity + specificity) / 2, len(table))
+def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    """Per unit one-hot [tp, fn, tn, fp]: the mean of sensitivity and specificity."""
+    features = np.array(
+        [
+            [
+                p.judge_unsupported and p.gold_unsupported,
+                not p.judge_unsupported and p.gold_unsupported,
+                not p.judge_unsupported and not p.gold_unsupported,
+                p.judge_unsupported and not p.gold_unsupported,
+            ]
+            for p in pairs
+        ],
+        dtype=float,
+    ).reshape(-1, 4)
 
+    def value(s: np.ndarray) -> np.ndarray:
+        sensitivity = stats.ratio(s[..., 0], s[..., 0] + s[..., 1])
+        specificity = stats.ratio(s[..., 2], s[..., 2] + s[..., 3])
+        return (sensitivity + specificity) / 2
 
-def _kappa(table: Sequence[Sequence[Any]]) -> Stat:
-    return cohen_kappa([row[0] for row in table], [row[1] for row in table])
+    totals = features.sum(axis=0)
+    reason = None
+    if not (totals[0] + totals[1]) or not (totals[2] + totals[3]):
+        reason = "needs both supported and unsupported gold"
+    return stats.Measure(features, value, len(pairs), reason)
 
 
 def calibration_stats(
     pairs: Sequence[Pair], seed: int = 0, repetitions: int = 1000
 ) -> dict[str, Any]:
-    confusion = _confusion(pairs)
-    tp, fp, tn, fn = confusion["tp"], confusion["fp"], confusion["tn"], confusion["fn"]
-    table = [[p.judge_unsupported, p.gold_unsupported] for p in pairs]
-    groups = [p.trace_id for p in pairs]
+    counts = confusion(pairs)
+    tp, fp, tn, fn = counts["tp"], counts["fp"], counts["tn"], counts["fn"]
+    weights = stats.resample_weights([p.trace_id for p in pairs], repetitions, seed)
+    kappa = stats.cohen_measure(
+        [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
+    )
     return {
         "n": len(pairs),
-        "confusion": confusion,
-        "sensitivity": _proportion(tp, tp + fn),
-        "specificity": _proportion(tn, tn + fp),
-        "precision": _proportion(tp, tp + fp),
-        "accuracy": _proportion(tp + tn, len(pairs)),
-        "balanced_accuracy": bootstrap(_balanced, table, groups, repetitions, seed).as_json(),
-        "cohen_kappa": bootstrap(_kappa, table, groups, repetitions, seed).as_json(),
+        "confusion": counts,
+        "sensitivity": _proportion(tp, tp + fn, "unsupported gold"),
+        "specificity": _proportion(tn, tn + fp, "supported gold"),
+        "precision": _proportion(tp, tp + fp, "judge 'unsupported' verdicts"),
+        "accuracy": _proportion(tp + tn, len(pairs), "units"),
+        "balanced_accuracy": _interval(balanced_accuracy_measure(pairs), weights, seed),
+        "cohen_kappa": _interval(kappa, weights, seed),
     }
 
 
-def calibration(
-    store: Store, sample: str, judge: str, by: Sequence[str] = (), seed: int = 0
+def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]:
+    return stats.interval(measure, [], weights[0].shape[0], seed, weights=weights).as_json()
+
+
+def readiness(
+    document: Mapping[str, Any], thresholds: Mapping[str, float | None]
 ) -> dict[str, Any]:
-    """The `annotate calibration --json` document (claim level); positive means unsupported."""
-    pairs = judge_pairs(store, sample, judge, by)
-    result = {"judge": judge, "level": "claim", **calibration_stats(pairs, seed), "slices": []}
+    """Ready only if every set threshold is met by the statistic's lower bound, not its point."""
+    checks, ready = [], True
+    for name, threshold in thresholds.items():
+        if threshold is None:
+            continue
+        low = document.get(name, {}).get("low")
+        passed = low is not None and low >= threshold
+        ready = ready and passed
+        checks.append({"statistic": name, "threshold": threshold, "low": low, "passed": passed})
+    if not checks:
+        return {"ready": None, "checks": [], "verdict": "no thresholds set"}
+    failed = [c["statistic"] for c in checks if not c["passed"]]
+    verdict = (
+        "ready: every lower bound meets its threshold"
+        if ready
+        else "not ready: lower bound below threshold or undefined for " + ", ".join(failed)
+    )
+    return {"ready": ready, "checks": checks, "verdict": verdict}
+
+
+def load_thresholds(store: Store) -> dict[str, float | None]:
+    raw = settings_sql.get_setting(store, READINESS_KEY)
+    saved = json.loads(raw) if raw else {}
+    return {**DEFAULT_THRESHOLDS, **{k: v for k, v in saved.items() if k in DEFAULT_THRESHOLDS}}
+
+
+def save_thresholds(store: Store, thresholds: Mapping[str, float | None]) -> None:
+    for name, value in thresholds.items():
+        if name not in DEFAULT_THRESHOLDS:
+            raise UsageError(f"unknown readiness statistic {name!r}")
+        if value is not None and not -1 <= value <= 1:
+            raise UsageError(f"threshold for {name} must be between -1 and 1, got {value}")
+    settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
+
+
+def judge_pairs(
+    evidence: Evidence,
+    judged: Mapping[Any, Mapping[str, Any]],
+    gold: Mapping[Any, str],
+    slice_values: Mapping[str, Mapping[str, Any]],
+    error_types: Mapping[Any, str | None],
+) -> list[Pair]:
+    pairs = []
+    for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
+        if unit not in gold or verdict["outcome"] == "excluded":
+            continue
+        values = {**slice_values.get(trace_of(unit), {}), "error_type": error_types.get(unit)}
+        pairs.append(
+            Pair(
+                trace_of(unit), verdict["outcome"] == UNSUPPORTED, gold[unit] == UNSUPPORTED, values
+            )
+        )
+    return pairs
+
+
+def slice_table(
+    pairs: Sequence[Pair],
+    by: Sequence[str],
+    thresholds: Mapping[str, float | None],
+    seed: int,
+    repetitions: int,
+) -> list[dict[str, Any]]:
+    if not by:
+        return []
     groups: dict[tuple[Any, ...], list[Pair]] = defaultdict(list)
     for pair in pairs:
         groups[tuple(pair.slice_values.get(c) for c in by)].append(pair)
+    rows = []
     for key, members in sorted(groups.items(), key=lambda item: repr(item[0])):
         entry: dict[str, Any] = {"slice": dict(zip(by, key, strict=True))}
         if len(members) < MIN_GOLD:
             entry.update(
                 n=len(members),
-                reason=f"too few gold claims ({len(members)} < {MIN_GOLD}) for a number",
+                reason=f"too few gold units ({len(members)} < {MIN_GOLD}) for a number",
+                readiness={
+                    "ready": False,
+                    "checks": [],
+                    "verdict": "not ready: too few gold units",
+                },
             )
         else:
-            entry.update(calibration_stats(members, seed))
-        result["slices"].append(entry)
-    return result
+            entry.update(calibration_stats(members, seed, repetitions))
+            entry["readiness"] = readiness(entry, thresholds)
+        rows.append(entry)
+    return rows
 
 
-def agreement_table(
-    store: Store, sample: str, scale: str = "binary"
-) -> tuple[list[list[Any]], list[str], list[str]]:
-    """Units (claims) x reviewers with each reviewer's latest label; also each unit's trace."""
-    binary = binary_map(store)
-    votes = sql.latest_votes(store, sample)
-    reviewers = sorted({v["reviewer"] for v in votes})
-    units: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
-    for vote in votes:
-        label = vote["label"] if scale == "full" else binary.get(vote["label"])
-        if scale != "full" and label == "excluded":
-            label = None
-        units[(vote["trace_id"], vote["claim_index"])][vote["reviewer"]] = label
-    keys = sorted(units)
-    table = [[units[key].get(r) for r in reviewers] for key in keys]
-    return table, reviewers, [key[0] for key in keys]
+def judge_as_rater(
+    labels: Mapping[str, Mapping[Any, Any]],
+    judged: Mapping[Any, Mapping[str, Any]],
+    seed: int,
+    repetitions: int,
+) -> dict[str, Any]:
+    """Alpha of the reviewers alone beside alpha with the judge as one more rater, same units."""
+    units, _, _ = rating_table(labels)
+    units = [u for u in units if u in judged]
+    kept = {r: {u: given[u] for u in units if u in given} for r, given in labels.items()}
+    with_judge = {**kept, "judge": {u: judged[u]["outcome"] for u in units}}
+    weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
+    found: dict[str, Any] = {"units": len(units)}
+    for name, raters in (("reviewers", kept), ("reviewers_and_judge", with_judge)):
+        _, _, table = rating_table(raters)
+        measure = stats.krippendorff_measure(table)
+        point = stats.krippendorff_alpha(table)
+        found[name] = stats.interval(
+            measure, [], repetitions, seed, weights=weights, point=point
+        ).as_json()
+    return found
 
 
-def agreement(store: Store, sample: str, scale: str = "binary", seed: int = 0) -> dict[str, Any]:
-    """The `annotate agreement --json` document (claim level)."""
-    table, reviewers, traces = agreement_table(store, sample, scale)
-    rated = [i for i, row in enumerate(table) if sum(v is not None for v in row) >= 2]
-    table, traces = [table[i] for i in rated], [traces[i] for i in rated]
+def disagreements(
+    evidence: Evidence,
+    judged: Mapping[Any, Mapping[str, Any]],
+    pairs_gold: Mapping[Any, str],
+    full_gold: Mapping[Any, str | None],
+) -> list[dict[str, Any]]:
+    found = []
+    for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
+        gold = pairs_gold.get(unit)
+        if gold is None or verdict["outcome"] in ("excluded", gold):
+            continue
+        claim_index = unit[1] if isinstance(unit, tuple) else None
+        found.append(
+            {
+                "trace_id": trace_of(unit),
+                "claim_index": claim_index,
+                "claim": evidence.texts.get(unit) if claim_index is not None else None,
+                "judge_label": verdict["label"],
+                "judge_outcome": verdict["outcome"],
+                "explanation": verdict.get("explanation"),
+                "gold": gold,
+                "gold_label": full_gold.get(unit),
+                "kind": "missed" if gold == UNSUPPORTED else "false alarm",
+            }
+        )
+    return found
 
-    def interval(statistic: Any) -> dict[str, Any]:
-        return bootstrap(statistic, table, traces, 500, seed).as_json()
 
-    pairs = []
-    for i, a in enumerate(reviewers):
-        for j in range(i + 1, len(reviewers)):
-            column = [row[i] for row in table], [row[j] for row in table]
-            if cohen_kappa(*column).units:
-                shared = [
-                    k for k, row in enumerate(table) if row[i] is not None and row[j] is not None
-                ]
-                sub = [[table[k][i], table[k][j]] for k in shared]
-                stat = bootstrap(
-                    lambda t: cohen_kappa([r[0] for r in t], [r[1] for r in t]),
-                    sub,
-                    [traces[k] for k in shared],
-                    500,
-                    seed,
-                )
-                pairs.append({"a": a, "b": reviewers[j], **stat.as_json()})
+def check_names(store: Store, judge: str, sample: str | None) -> None:
+    judges = settings_sql.judge_names(store)
+    if judge not in judges:
+        known = ", ".join(judges) or "none yet (import traces with judge verdicts)"
+        raise UsageError(f"no verdicts from judge {judge!r}; judges in the store: {known}")
+    if sample is not None and sample_row(store, sample) is None:
+        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+
+
+def calibration(
+    store: Store,
+    judge: str,
+    sample: str | None = None,
+    level: str = "claim",
+    by: Sequence[str] = (),
+    seed: int = 0,
+    repetitions: int = 1000,
+    thresholds: Mapping[str, float | None] | None = None,
+    epsilon: float = EPSILON,
+) -> dict[str, Any]:
+    """The `annotate calibration --json` document; positive means unsupported."""
+    check_scope(level, "binary")
+    check_names(store, judge, sample)
+    evidence = load_evidence(store, sample)
+    judged = judge_labels(store, evidence, judge, level)
+    traces = sorted({trace_of(u) for u in judged})
+    values = settings_sql.slice_values(store, traces, [c for c in by if c != "error_type"])
+    return calibration_document(
+        evidence, judge, judged, level, by, values, seed, repetitions,
+        dict(thresholds or load_thresholds(store)), epsilon,
+    )  # fmt: skip
+
+
+def calibration_document(
+    evidence: Evidence,
+    judge: str,
+    judged: Mapping[Any, Mapping[str, Any]],
+    level: str,
+    by: Sequence[str],
+    slice_values: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    repetitions: int,
+    thresholds: Mapping[str, float | None],
+    epsilon: float,
+) -> dict[str, Any]:
+    claims = claim_gold(evidence)
+    gold: dict[Any, Any]
+    full: dict[Any, str | None]
+    error_types: dict[Any, str | None]
+    if level == "claim":
+        gold = {k: g.binary for k, g in claims.items() if g.binary in ("supported", UNSUPPORTED)}
+        full = {k: g.full for k, g in claims.items()}
+        error_types = {k: g.error_type for k, g in claims.items()}
+    else:
+        gold, full, error_types = dict(response_gold(evidence, claims)), {}, {}
+    pairs = judge_pairs(evidence, judged, gold, slice_values, error_types)
+    labels = reviewer_labels(evidence, level, "binary")
+    document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}
+    document.update(calibration_stats(pairs, seed, repetitions))
+    document["readiness"] = readiness(document, thresholds)
+    document["thresholds"] = dict(thresholds)
+    document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions)
+    document["gold"] = gold_summary(claims, gold, judged, level)
+    document["judge_as_rater"] = judge_as_rater(labels, judged, seed, repetitions)
+    judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != "excluded"}
+    from annotate.alt_test import alt_test  # scipy loads only when a calibration runs
+
+    document["alt_test"] = alt_test(labels, judge_votes, epsilon=epsilon)
+    document["disagreements"] = disagreements(evidence, judged, gold, full)
+    return document
+
+
+def gold_summary(
+    claims: Mapping[Any, Any], gold: Mapping[Any, str], judged: Mapping[Any, Any], level: str
+) -> dict[str, Any]:
+    unresolved = sorted(k for k, g in claims.items() if g.binary is None)
     return {
-        "level": "claim",
-        "scale": scale,
-        "units": len(table),
-        "percent_agreement": interval(percent_agreement),
-        "krippendorff_alpha": interval(krippendorff_alpha),
-        "fleiss_kappa": interval(fleiss_kappa),
-        "gwet_ac1": interval(gwet_ac1),
-        "cohen_kappa": pairs,
+        "units_with_gold": len(gold),
+        "judged_without_gold": sum(u not in gold for u in judged),
+        "unresolved_claims": len(unresolved),
+        "unresolved": [{"trace_id": t, "claim_index": i} for t, i in unresolved],
+        "excluded_claims": sum(g.binary == "excluded" for g in claims.values()),
+        "level": level,
     }

@@ -173,6 +173,7 @@ def run_init(args: argparse.Namespace) -> int:
         _say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
         if sample == SAMPLE_TRACES:
             _draw_demo_sample(store)
+            _label_demo_sample(store, sample.with_name("sample_truth.jsonl"))
     return EXIT_OK
 
 
@@ -189,6 +190,15 @@ def _draw_demo_sample(store: Store) -> None:
     _say(
         f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
     )
+
+
+def _label_demo_sample(store: Store, truth: Path) -> None:
+    """Three simulated reviewers label the demo sample, so Agreement and Calibration have data."""
+    from annotate.demo_labels import load_demo_labels
+
+    if truth.exists():
+        report = load_demo_labels(store, DEMO_SAMPLE, truth)
+        _say(f"simulated reviewers sim-ana, sim-ben, sim-cho gave {report.imported} labels")
 
 
 def run_demo_data(args: argparse.Namespace) -> int:

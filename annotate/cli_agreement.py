@@ -1,32 +1,68 @@
-"""The `annotate agreement` and `annotate calibration` commands (claim level): parsing and printing."""
+"""The `annotate agreement`, `annotate calibration` and `annotate report` commands: parsing and printing."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from annotate.calibration import agreement, calibration
+from annotate.calibration import DEFAULT_THRESHOLDS, calibration, load_thresholds, save_thresholds
+from annotate.reliability import LEVELS, SCALES, agreement
+
+STATISTICS = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
+JUDGE_STATISTICS = (
+    "sensitivity",
+    "specificity",
+    "precision",
+    "accuracy",
+    "balanced_accuracy",
+    "cohen_kappa",
+)
 
 
 def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
-    command = commands.add_parser(
-        "agreement", help="agreement between reviewers on a sample's claims"
-    )
-    command.add_argument("--sample", required=True)
-    command.add_argument("--scale", choices=("binary", "full"), default="binary")
-    command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    command = commands.add_parser("agreement", help="agreement between reviewers")
+    _scope(command)
+    command.add_argument("--scale", choices=SCALES, default="binary")
     common(command)
     command.set_defaults(run=lambda args: run_agreement(args, writer, emit))
 
-    judge = commands.add_parser(
-        "calibration", help="the judge against human gold on a sample's claims"
-    )
-    judge.add_argument("--sample", required=True)
-    judge.add_argument("--judge", required=True)
-    judge.add_argument("--by", default="", help="slice columns or attributes, comma-separated")
-    judge.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    judge = commands.add_parser("calibration", help="the judge against the reviewers' gold")
+    _judge_arguments(judge)
     common(judge)
-    judge.set_defaults(run=lambda args: run_calibration(args, writer, emit))
+    judge.set_defaults(run=lambda args: run_calibration(args, writer, emit, say))
+
+    report = commands.add_parser(
+        "report", help="write the calibration report: report.html (offline), report.md, report.json"
+    )
+    _judge_arguments(report)
+    report.add_argument("--out", required=True, help="directory to write the three files into")
+    common(report, json_flag=False)
+    report.set_defaults(run=lambda args: run_report(args, writer, say))
+
+
+def _scope(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--sample", help="one sample's traces (default: every labelled trace)")
+    command.add_argument("--level", choices=LEVELS, default="claim")
+    command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+
+
+def _judge_arguments(command: argparse.ArgumentParser) -> None:
+    _scope(command)
+    command.add_argument("--judge", required=True)
+    command.add_argument(
+        "--by", default="", help="slice by: feature, risk_category, model, error_type, attributes"
+    )
+    command.add_argument("--epsilon", type=float, default=0.15, help="alt-test epsilon")
+    for name in DEFAULT_THRESHOLDS:
+        flag = "--min-" + name.replace("_", "-").replace("cohen-", "")
+        command.add_argument(
+            flag,
+            dest=f"min_{name}",
+            type=float,
+            help=f"readiness: lower bound of {name} must reach this (saved for next time)",
+        )
 
 
 def _line(name: str, stat: dict[str, Any]) -> str:
@@ -38,33 +74,69 @@ def _line(name: str, stat: dict[str, Any]) -> str:
 
 def run_agreement(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
-        result = agreement(store, args.sample, args.scale, args.seed)
+        result = agreement(store, args.sample, args.level, args.scale, args.seed, args.resamples)
     if args.json:
         emit(result)
         return 0
-    print(f"{args.sample}: {result['units']} claims with 2+ reviewers ({result['scale']} scale)")
-    for name in ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1"):
+    scope = args.sample or "all labelled traces"
+    print(f"{scope}: {result['units']} {args.level}s with 2+ reviewers ({result['scale']} scale)")
+    for name in STATISTICS:
         print("  " + _line(name, result[name]))
     for pair in result["cohen_kappa"]:
         print("  " + _line(f"cohen_kappa {pair['a']}/{pair['b']}", pair))
+    if result["prevalence"]["note"]:
+        print("  note: " + result["prevalence"]["note"])
+    for row in result["per_reviewer"]:
+        for flag in row["flags"]:
+            print(f"  flagged {row['reviewer']}: {flag}")
     return 0
 
 
-def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+def _thresholds(args: argparse.Namespace, store: Any) -> dict[str, float | None]:
+    given = {n: getattr(args, f"min_{n}") for n in DEFAULT_THRESHOLDS}
+    given = {n: v for n, v in given.items() if v is not None}
+    if given:
+        save_thresholds(store, {**load_thresholds(store), **given})
+    return load_thresholds(store)
+
+
+def _calibration(args: argparse.Namespace, store: Any) -> dict[str, Any]:
     by = [part.strip() for part in args.by.split(",") if part.strip()]
+    thresholds = _thresholds(args, store)
+    return calibration(
+        store, args.judge, args.sample, args.level, by, args.seed, args.resamples,
+        thresholds, args.epsilon,
+    )  # fmt: skip
+
+
+def run_calibration(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     with writer(args) as store:
-        result = calibration(store, args.sample, args.judge, by, args.seed)
+        result = _calibration(args, store)
     if args.json:
         emit(result)
         return 0
-    print(f"{args.judge} on {args.sample}: {result['n']} claims with gold; {result['confusion']}")
-    for name in (
-        "sensitivity",
-        "specificity",
-        "precision",
-        "accuracy",
-        "balanced_accuracy",
-        "cohen_kappa",
-    ):
+    print(
+        f"{args.judge} ({args.level} level): {result['n']} units with gold; {result['confusion']}"
+    )
+    for name in JUDGE_STATISTICS:
         print("  " + _line(name, result[name]))
+    print("  " + result["readiness"]["verdict"])
+    alt = result["alt_test"]
+    print("  alt-test: " + (alt.get("verdict") or alt.get("reason") or ""))
+    for entry in result["slices"]:
+        where = ", ".join(f"{k}={v}" for k, v in entry["slice"].items())
+        if entry.get("reason"):
+            print(f"  [{where}] {entry['reason']}")
+        else:
+            print(f"  [{where}] " + _line("kappa", entry["cohen_kappa"]))
+    return 0
+
+
+def run_report(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    from annotate.report import build_report, write_report
+
+    with writer(args) as store:
+        document = build_report(store, _calibration(args, store), args.seed, args.resamples)
+    for path in write_report(document, Path(args.out)):
+        say(f"wrote {path}")
     return 0

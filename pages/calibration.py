@@ -1,33 +1,72 @@
-"""Agreement and calibration: how far reviewers agree, and how the judge does against their gold."""
+"""Calibration: the judge against the reviewers' gold, per slice, with readiness and the alt-test."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.calibration import agreement, calibration
+from annotate import charts
+from annotate.calibration import DEFAULT_THRESHOLDS, calibration, load_thresholds, save_thresholds
+from annotate.errors import AnnotateError
+from annotate.labelling import claim_view
+from annotate.report import build_report, render_report
 from annotate.samples import list_samples
+from annotate.sampling import STRATUM_COLUMNS
 from annotate.store.assignments import judge_names
+from annotate.store.samples import attribute_names
 
-ui.require_role("lead", "auditor")
+user = ui.require_role("lead", "auditor")
 store = ui.store()
-st.title("Agreement and calibration")
+st.title("Calibration of the judge")
 
-samples = [s["name"] for s in list_samples(store)]
-if not samples:
-    st.info("No samples yet.")
-    st.stop()
-left, middle, right = st.columns(3)
-sample = left.selectbox("Sample", samples, key="calibration_sample")
-scale = middle.selectbox("Label scale", ["binary", "full"], key="calibration_scale")
 judges = judge_names(store)
-judge = right.selectbox("Judge", judges, key="calibration_judge") if judges else None
-by = st.multiselect(
-    "Slice by", ["feature", "risk_category", "model"], default=["feature"], key="calibration_by"
+if not judges:
+    st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
+    st.stop()
+ALL = "(every labelled trace)"
+left, middle, right = st.columns(3)
+judge = left.selectbox("Judge", judges, key="calibration_judge")
+sample = middle.selectbox(
+    "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="calibration_sample"
 )
+level = right.selectbox("Level", ["claim", "response"], key="calibration_level")
+slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
+by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
+
+saved = load_thresholds(store)
+with st.expander("Readiness thresholds (on lower bounds of 95% intervals)"):
+    columns = st.columns(len(DEFAULT_THRESHOLDS))
+    thresholds = {}
+    for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
+        use = column.checkbox(
+            f"require {name}", value=saved[name] is not None, key=f"calibration_use_{name}"
+        )
+        value = column.number_input(
+            f"minimum lower bound of {name}",
+            -1.0,
+            1.0,
+            saved[name] or 0.8,
+            0.05,
+            key=f"calibration_min_{name}",
+        )
+        thresholds[name] = value if use else None
+    if user.role == "lead" and st.button("Save thresholds", key="calibration_save_thresholds"):
+        try:
+            save_thresholds(store, thresholds)
+            st.success("Saved: `annotate calibration` and the report use these now.")
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+scope = None if sample == ALL else sample
+report = calibration(store, judge, scope, level, by, thresholds=thresholds)
+if not report["n"]:
+    st.info(f"No {level} has both a {judge} verdict and a gold label yet.")
+    st.stop()
+verdict = report["readiness"]
+(st.success if verdict["ready"] else st.error)(f"Overall: {verdict['verdict']}")
+st.caption(f"{report['n']} {level}s with gold and a verdict · positive = unsupported")
 
 
-def _row(name: str, stat: dict) -> dict:
+def stat_row(name: str, stat: dict) -> dict:
     return {
         "statistic": name,
         "value": stat.get("value"),
@@ -38,69 +77,94 @@ def _row(name: str, stat: dict) -> dict:
     }
 
 
-st.subheader("Between reviewers")
-result = agreement(store, sample, scale)
-names = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
-rows = [_row(n, result[n]) for n in names] + [
-    _row(f"cohen_kappa {p['a']}/{p['b']}", p) for p in result["cohen_kappa"]
-]
-st.caption(f"{result['units']} claims labelled by two or more reviewers")
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_agreement")
-
-if judge is None:
-    st.info("No judge verdicts in the store.")
-    st.stop()
-st.subheader(f"{judge} against gold (claim level; positive = unsupported)")
-report = calibration(store, sample, judge, tuple(by))
-confusion = report["confusion"]
-cells = pd.DataFrame(
-    [
-        {"judge": "unsupported", "gold": "unsupported", "claims": confusion["tp"]},
-        {"judge": "unsupported", "gold": "supported", "claims": confusion["fp"]},
-        {"judge": "supported", "gold": "unsupported", "claims": confusion["fn"]},
-        {"judge": "supported", "gold": "supported", "claims": confusion["tn"]},
-    ]
-)
-matrix = (
-    alt.Chart(cells, title="Confusion matrix")
-    .mark_rect()
-    .encode(x="gold:N", y="judge:N", color="claims:Q")
-)
-labels = alt.Chart(cells).mark_text(fontSize=16).encode(x="gold:N", y="judge:N", text="claims:Q")
-st.altair_chart(matrix + labels, width="stretch")
-measures = (
-    "sensitivity",
-    "specificity",
-    "precision",
-    "accuracy",
-    "balanced_accuracy",
-    "cohen_kappa",
-)
-st.dataframe(
-    pd.DataFrame([_row(m, report[m]) for m in measures]),
+left, right = st.columns([1, 2])
+left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
+names = ("sensitivity", "specificity", "precision", "accuracy", "balanced_accuracy", "cohen_kappa")
+right.dataframe(
+    pd.DataFrame([stat_row(n, report[n]) for n in names]),
     hide_index=True,
     key="calibration_judge_table",
 )
-slices = [
-    {"slice": ", ".join(f"{k}={v}" for k, v in s["slice"].items()), "measure": m, **s[m]}
-    for s in report["slices"]
-    if "reason" not in s
-    for m in ("sensitivity", "specificity")
-    if s[m].get("value") is not None
-]
-if slices:
-    frame = pd.DataFrame(slices)
-    points = (
-        alt.Chart(frame)
-        .mark_point(filled=True)
-        .encode(x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1])), y="slice:N", color="measure:N")
-    )
-    bars = (
-        alt.Chart(frame).mark_rule().encode(x="low:Q", x2="high:Q", y="slice:N", color="measure:N")
-    )
-    st.altair_chart(
-        (bars + points).properties(title="Per slice, with 95% Wilson intervals"), width="stretch"
-    )
-too_few = [s for s in report["slices"] if "reason" in s]
-for s in too_few:
-    st.caption(f"{s['slice']}: {s['reason']}")
+
+if report["slices"]:
+    st.subheader("Per slice")
+    chart = charts.slice_chart(report["slices"])
+    if chart is not None:
+        st.altair_chart(chart, width="stretch", key="calibration_slices_chart")
+    rows = []
+    for entry in report["slices"]:
+        row = {
+            "slice": ", ".join(f"{k}={v}" for k, v in entry["slice"].items()),
+            "units": entry["n"],
+        }
+        if entry.get("reason"):
+            row["note"] = entry["reason"]
+        else:
+            for name in ("sensitivity", "specificity", "cohen_kappa"):
+                row[name] = entry[name].get("value")
+                row[f"{name} low"] = entry[name].get("low")
+        row["readiness"] = entry["readiness"]["verdict"]
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
+
+st.subheader("The judge as one more rater")
+rater = report["judge_as_rater"]
+st.dataframe(
+    pd.DataFrame(
+        [
+            stat_row("alpha, reviewers", rater["reviewers"]),
+            stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+        ]
+    ),
+    hide_index=True,
+    key="calibration_rater",
+)
+
+st.subheader("Alternative annotator test")
+alt = report["alt_test"]
+if alt.get("passed") is None:
+    st.info(alt.get("reason") or "not run")
+else:
+    (st.success if alt["passed"] else st.warning)(alt["verdict"])
+    st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
+
+st.subheader(f"Disagreements with gold ({len(report['disagreements'])})")
+found = report["disagreements"]
+if found:
+    frame = pd.DataFrame(found)[
+        ["trace_id", "claim_index", "kind", "judge_label", "gold", "claim", "explanation"]
+    ]
+    st.dataframe(frame, hide_index=True, key="calibration_disagreements")
+    claims = [d for d in found if d["claim_index"] is not None]
+    if claims:
+        pick = st.selectbox(
+            "Open a disagreement with its context",
+            range(len(claims)),
+            format_func=lambda i: (
+                f"{claims[i]['trace_id']} · claim {claims[i]['claim_index'] + 1} · {claims[i]['kind']}"
+            ),
+            key="calibration_open",
+        )
+        chosen = claims[pick]
+        ui.show_text("Judge's explanation", chosen["explanation"])
+        ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+
+st.subheader("Report")
+settings = repr((judge, scope, level, by, thresholds))
+if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
+    st.session_state["calibration_report"] = (settings, render_report(build_report(store, report)))
+prepared, files = st.session_state.get("calibration_report", (None, None))
+if files and prepared == settings:
+    kinds = {
+        "report.html": "text/html",
+        "report.md": "text/markdown",
+        "report.json": "application/json",
+    }
+    for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
+        column.download_button(
+            f"Download {name}",
+            text,
+            file_name=name,
+            mime=kinds[name],
+            key=f"calibration_download_{name}",
+        )

@@ -106,6 +106,7 @@ def test_sample_page_shows_a_bad_request_as_an_error(app_store):
         "pages/sample.py",
         "pages/assign.py",
         "pages/adjudicate.py",
+        "pages/agreement.py",
         "pages/calibration.py",
         "pages/users.py",
     ],

@@ -80,7 +80,9 @@ def test_an_auditor_has_only_the_read_only_pages(labelling_store):
         app.switch_page("pages/label.py")
     app.switch_page("pages/calibration.py").run()
     assert not app.exception, app.exception
-    assert "Agreement and calibration" in [t.value for t in app.title]
+    assert "Calibration of the judge" in [t.value for t in app.title]
+    app.switch_page("pages/agreement.py").run()
+    assert "Agreement between reviewers" in [t.value for t in app.title]
 
 
 def test_a_page_refuses_a_role_even_if_reached(labelling_store):
@@ -207,8 +209,12 @@ def test_the_calibration_page_shows_agreement_and_the_judge_confusion(labelling_
                 "contradicted" if t < 6 else "supported",
             )
     store.close()
-    app = app_as(User("lena", "lead"), "pages/calibration.py")
-    assert "12 claims labelled by two or more reviewers" in [c.value for c in app.caption]
-    judge = app.dataframe[1].value  # the judge table follows the agreement table
+    app = app_as(User("lena", "lead"), "pages/agreement.py")
+    assert any(
+        c.value.startswith("12 claims labelled by two or more reviewers") for c in app.caption
+    )
+    app.switch_page("pages/calibration.py").run()
+    assert not app.exception, app.exception
+    judge = app.dataframe[0].value  # the judge table is the first on the page
     values = dict(zip(judge["statistic"], judge["value"], strict=True))
     assert values["sensitivity"] == 1.0 and values["specificity"] == 0.0

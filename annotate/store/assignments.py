@@ -132,27 +132,6 @@ def last_label_event(store: Store, reviewer: str, sample: str) -> dict[str, Any]
     return rows[0] if rows else None
 
 
-def latest_votes(store: Store, sample: str) -> list[dict[str, Any]]:
-    """Every reviewer's current (latest) label of every claim in the sample."""
-    return store.fetch_dicts(
-        "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
-        "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note "
-        "FROM label_events e JOIN sample_units u ON u.trace_id = e.trace_id AND u.sample = ? "
-        "GROUP BY e.trace_id, e.claim_index, e.reviewer ORDER BY e.trace_id, e.claim_index, e.reviewer",
-        [sample],
-    )
-
-
-def latest_adjudications(store: Store, sample: str) -> list[dict[str, Any]]:
-    return store.fetch_dicts(
-        "SELECT a.trace_id, a.claim_index, arg_max(a.label, a.event_id) AS label, "
-        "arg_max(a.reason, a.event_id) AS reason, arg_max(a.adjudicator, a.event_id) AS adjudicator "
-        "FROM adjudications a JOIN sample_units u ON u.trace_id = a.trace_id AND u.sample = ? "
-        "GROUP BY a.trace_id, a.claim_index",
-        [sample],
-    )
-
-
 def insert_adjudication(store: Store, row: dict[str, Any]) -> None:
     store.execute(
         "INSERT INTO adjudications (trace_id, claim_index, adjudicator, label, error_type, reason, "

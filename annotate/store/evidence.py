@@ -28,7 +28,8 @@ def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
     join, params = _scope("e", sample)
     return store.fetch_dicts(
         "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
-        "arg_max(e.error_type, e.event_id) AS error_type, max(e.created_at) AS created_at "
+        "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note, "
+        "max(e.created_at) AS created_at "
         f"FROM label_events e{join} "
         "GROUP BY e.trace_id, e.claim_index, e.reviewer "
         "ORDER BY e.trace_id, e.claim_index, e.reviewer",
@@ -40,7 +41,8 @@ def adjudications(store: Store, sample: str | None) -> list[dict[str, Any]]:
     join, params = _scope("a", sample)
     return store.fetch_dicts(
         "SELECT a.trace_id, a.claim_index, arg_max(a.label, a.event_id) AS label, "
-        "arg_max(a.error_type, a.event_id) AS error_type "
+        "arg_max(a.error_type, a.event_id) AS error_type, arg_max(a.reason, a.event_id) AS reason, "
+        "arg_max(a.adjudicator, a.event_id) AS adjudicator "
         f"FROM adjudications a{join} GROUP BY a.trace_id, a.claim_index",
         params,
     )

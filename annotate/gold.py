@@ -1,0 +1,169 @@
+"""Gold labels from reviewers' votes and adjudications, at claim and response level.
+
+Owns the gold rules (README, "Gold"); reads the store through `store.evidence` and
+computes no statistics.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotate.sampling import JUDGE_OK_LABELS
+from annotate.store import Store
+from annotate.store import evidence as sql
+from annotate.store.labels import active_rubric
+
+Key = tuple[str, int]  # (trace_id, claim_index)
+SUPPORTED, UNSUPPORTED, EXCLUDED = "supported", "unsupported", "excluded"
+
+
+@dataclass(frozen=True)
+class ClaimGold:
+    full: str | None  # the rubric label; None: reviewers disagree and nobody adjudicated
+    binary: str | None  # supported | unsupported | excluded; None: unresolved
+    error_type: str | None
+    source: str  # adjudicated | unanimous | same outcome | unresolved
+
+
+@dataclass
+class Evidence:
+    """Everything agreement and calibration need from the store, read once."""
+
+    sample: str | None
+    binary: dict[str, str]  # rubric label -> binary outcome
+    votes: list[dict[str, Any]]
+    adjudications: dict[Key, dict[str, Any]]
+    claims: dict[str, list[int]] = field(default_factory=dict)  # trace -> its claim indexes
+    texts: dict[Key, str] = field(default_factory=dict)
+
+
+def load_evidence(store: Store, sample: str | None) -> Evidence:
+    _, labels = active_rubric(store)
+    votes = sql.votes(store, sample)
+    adjudications = {(a["trace_id"], a["claim_index"]): a for a in sql.adjudications(store, sample)}
+    traces = list(dict.fromkeys([v["trace_id"] for v in votes]))
+    evidence = Evidence(sample, {i["label"]: i["binary"] for i in labels}, votes, adjudications)
+    for claim in sql.claims(store, traces):
+        evidence.claims.setdefault(claim["trace_id"], []).append(claim["claim_index"])
+        evidence.texts[(claim["trace_id"], claim["claim_index"])] = claim["text"]
+    return evidence
+
+
+def votes_by_claim(evidence: Evidence) -> dict[Key, dict[str, dict[str, Any]]]:
+    """claim -> reviewer -> that reviewer's current vote."""
+    found: dict[Key, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for vote in evidence.votes:
+        found[(vote["trace_id"], vote["claim_index"])][vote["reviewer"]] = vote
+    return found
+
+
+def _agreed(values: Iterable[str | None]) -> str | None:
+    distinct = set(values)
+    return next(iter(distinct)) if len(distinct) == 1 else None
+
+
+def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
+    """Every labelled claim's gold: adjudicated; else unanimous; else the shared binary outcome."""
+    gold = {}
+    for key, votes in votes_by_claim(evidence).items():
+        decided = evidence.adjudications.get(key)
+        if decided:
+            label = decided["label"]
+            gold[key] = ClaimGold(
+                label, evidence.binary.get(label), decided.get("error_type"), "adjudicated"
+            )
+            continue
+        full = _agreed(v["label"] for v in votes.values())
+        binary = _agreed(evidence.binary.get(v["label"]) for v in votes.values())
+        errors = {v["error_type"] for v in votes.values() if v["error_type"]}
+        error_type = _agreed(errors) or ("mixed" if errors else None)
+        source = "unanimous" if full else "same outcome" if binary else "unresolved"
+        gold[key] = ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)
+    for key, decided in evidence.adjudications.items():
+        if key not in gold:  # adjudicated without votes (e.g. votes deleted upstream)
+            label = decided["label"]
+            gold[key] = ClaimGold(
+                label, evidence.binary.get(label), decided.get("error_type"), "adjudicated"
+            )
+    return gold
+
+
+def unresolved(gold: Mapping[Key, ClaimGold], scale: str = "binary") -> list[Key]:
+    """Claims with no gold on this scale: reviewers disagree and nobody adjudicated."""
+    attribute = "binary" if scale == "binary" else "full"
+    return sorted(key for key, g in gold.items() if getattr(g, attribute) is None)
+
+
+def response_outcome(outcomes: Mapping[int, str | None], claims: Iterable[int]) -> str | None:
+    """Unsupported if any claim is; supported if every (non-excluded) claim is known and supported."""
+    values = [outcomes.get(index) for index in claims]
+    if UNSUPPORTED in values:
+        return UNSUPPORTED
+    kept = [v for v in values if v != EXCLUDED]
+    if kept and all(v == SUPPORTED for v in kept):
+        return SUPPORTED
+    return None
+
+
+def response_gold(evidence: Evidence, gold: Mapping[Key, ClaimGold]) -> dict[str, str]:
+    found = {}
+    for trace, indexes in evidence.claims.items():
+        outcome = response_outcome({i: _binary(gold.get((trace, i))) for i in indexes}, indexes)
+        if outcome:
+            found[trace] = outcome
+    return found
+
+
+def _binary(gold: ClaimGold | None) -> str | None:
+    return gold.binary if gold else None
+
+
+def reviewer_labels(evidence: Evidence, level: str, scale: str) -> dict[str, dict[Any, Any]]:
+    """reviewer -> unit -> label. Binary claims drop not_a_claim; responses are binary."""
+    full = scale == "full" and level == "claim"
+    by_reviewer: dict[str, dict[Key, str]] = defaultdict(dict)
+    for vote in evidence.votes:
+        label = vote["label"] if full else evidence.binary.get(vote["label"])
+        if label is None or (label == EXCLUDED and level == "claim" and not full):
+            continue
+        by_reviewer[vote["reviewer"]][(vote["trace_id"], vote["claim_index"])] = label
+    if level == "claim":
+        return dict(by_reviewer)
+    return {r: _responses(evidence, labels) for r, labels in by_reviewer.items()}
+
+
+def _responses(evidence: Evidence, labels: Mapping[Key, str]) -> dict[str, str]:
+    per_trace: dict[str, dict[int, str]] = defaultdict(dict)
+    for (trace, index), label in labels.items():
+        per_trace[trace][index] = label
+    found = {}
+    for trace, given in per_trace.items():
+        outcome = response_outcome(given, evidence.claims.get(trace, list(given)))
+        if outcome:
+            found[trace] = outcome
+    return found
+
+
+def judge_outcome(label: str, binary: Mapping[str, str]) -> str:
+    """A judge label in binary terms: rubric labels map; others by the usual 'ok' words."""
+    if label in binary:
+        return binary[label]
+    return SUPPORTED if label.lower() in JUDGE_OK_LABELS else UNSUPPORTED
+
+
+def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> dict[Any, Any]:
+    """unit -> the judge's verdict row at this level, with its binary outcome added."""
+    found: dict[Any, Any] = {}
+    for verdict in sql.verdicts(store, evidence.sample, judge):
+        if verdict["level"] != level:
+            continue
+        unit = (
+            (verdict["trace_id"], verdict["claim_index"])
+            if level == "claim"
+            else verdict["trace_id"]
+        )
+        found[unit] = {**verdict, "outcome": judge_outcome(verdict["label"], evidence.binary)}
+    return found

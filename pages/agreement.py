@@ -1,0 +1,87 @@
+"""Agreement between reviewers: the statistics with intervals, per reviewer, and over time."""
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from annotate import charts
+from annotate.reliability import agreement
+from annotate.samples import list_samples
+
+ui.require_role("lead", "auditor")
+store = ui.store()
+st.title("Agreement between reviewers")
+
+ALL = "(every labelled trace)"
+left, middle, right = st.columns(3)
+sample = left.selectbox(
+    "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="agreement_sample"
+)
+level = middle.selectbox("Level", ["claim", "response"], key="agreement_level")
+scales = ["binary"] if level == "response" else ["binary", "full"]
+scale = right.selectbox(
+    "Label scale", scales, key="agreement_scale", help="full: every rubric label is a category"
+)
+
+
+def stat_row(name: str, stat: dict) -> dict:
+    return {
+        "statistic": name,
+        "value": stat.get("value"),
+        "low": stat.get("low"),
+        "high": stat.get("high"),
+        "units": stat.get("units"),
+        "note": stat.get("reason") or stat.get("method") or "",
+    }
+
+
+result = agreement(store, None if sample == ALL else sample, level, scale)
+if not result["units"]:
+    st.info(f"No {level} has labels from two or more reviewers yet.")
+    st.stop()
+st.caption(
+    f"{result['units']} {level}s labelled by two or more reviewers · 95% bootstrap intervals over traces"
+)
+names = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
+st.dataframe(
+    pd.DataFrame([stat_row(n, result[n]) for n in names]), hide_index=True, key="agreement_table"
+)
+if result["prevalence"]["note"]:
+    st.info(result["prevalence"]["note"])
+with st.expander("Label shares (prevalence)"):
+    st.dataframe(
+        pd.DataFrame(result["prevalence"]["labels"].items(), columns=["label", "share of ratings"]),
+        hide_index=True,
+        key="agreement_prevalence",
+    )
+
+st.subheader("Cohen's kappa for each pair of reviewers")
+pairs = [stat_row(f"{p['a']} / {p['b']}", p) for p in result["cohen_kappa"]]
+st.dataframe(pd.DataFrame(pairs), hide_index=True, key="agreement_pairs")
+
+st.subheader("Per reviewer")
+for row in result["per_reviewer"]:
+    for flag in row["flags"]:
+        st.warning(f"{row['reviewer']}: {flag}")
+reviewers = pd.DataFrame(
+    [
+        {
+            "reviewer": r["reviewer"],
+            "labels": r["labels"],
+            "agreement with others": r["agreement_with_others"].get("value"),
+            "others low": r["agreement_with_others"].get("low"),
+            "others high": r["agreement_with_others"].get("high"),
+            "agreement with gold": r["agreement_with_gold"].get("value"),
+            "seconds per label": r["seconds_per_label"],
+            "distribution": ", ".join(f"{k} {v}" for k, v in r["distribution"].items()),
+            "flagged": bool(r["flags"]),
+        }
+        for r in result["per_reviewer"]
+    ]
+)
+st.dataframe(reviewers, hide_index=True, key="agreement_reviewers")
+st.caption("Agreement with gold scores each reviewer against gold made without their own votes.")
+
+chart = charts.over_time_chart(result["over_time"])
+if chart is not None:
+    st.altair_chart(chart, width="stretch", key="agreement_over_time")

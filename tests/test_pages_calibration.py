@@ -1,0 +1,89 @@
+"""AppTest: the Agreement and Calibration pages on the bundled sample data (`annotate init`)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import run_app
+
+from annotate.cli import main
+from annotate.users import User
+
+LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store `make run` makes: sample traces, the demo sample, simulated reviewers' labels."""
+    path = tmp_path_factory.mktemp("sample") / "annotate.duckdb"
+    assert main(["init", "--db", str(path)]) == 0
+    return path
+
+
+@pytest.fixture
+def store_copy(sample_store, tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "annotate.duckdb"
+    shutil.copy(sample_store, path)
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    return path
+
+
+def table_with(app, column: str, value: str):
+    """The first dataframe on the page whose `column` holds `value` (AppTest has no frame keys)."""
+    for element in app.dataframe:
+        frame = element.value
+        if column in frame.columns and value in set(frame[column]):
+            return frame
+    raise AssertionError(f"no table with {value!r} in column {column!r}")
+
+
+def test_agreement_page_shows_statistics_flags_and_the_time_chart(store_copy):
+    app = run_app(LEAD, "pages/agreement.py")
+    captions = [c.value for c in app.caption]
+    assert any("claims labelled by two or more reviewers" in c for c in captions)
+    table = table_with(app, "statistic", "gwet_ac1")
+    assert list(table["statistic"]) == [
+        "percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1",
+    ]  # fmt: skip
+    assert table["value"].notna().all() and (table["low"] <= table["value"]).all()
+    assert len(table_with(app, "statistic", "sim-ana / sim-ben")) == 3  # three simulated reviewers
+    assert any(w.value.startswith("sim-cho: labels much faster") for w in app.warning)
+    assert not any(w.value.startswith("sim-ana") for w in app.warning)
+    assert app.get("vega_lite_chart"), "agreement over time is drawn"
+    app.selectbox(key="agreement_level").set_value("response").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="agreement_scale").options == ["binary"]
+
+
+def test_calibration_page_shows_readiness_charts_alt_test_and_a_disagreement(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    assert any(e.value.startswith("Overall: not ready") for e in app.error)
+    judge = table_with(app, "statistic", "sensitivity")
+    assert list(judge["statistic"])[:2] == ["sensitivity", "specificity"]
+    assert len(app.get("vega_lite_chart")) >= 1  # the confusion matrix
+    assert "Alternative annotator test" in [s.value for s in app.subheader]
+    assert len(table_with(app, "reviewer", "sim-ana")) == 3
+    assert table_with(app, "kind", "missed").shape[0] >= 1
+    assert app.get("html"), "the chosen disagreement's claim and context are shown"
+    app.button(key="calibration_prepare").click().run()
+    assert not app.exception, app.exception
+    assert len(app.get("download_button")) == 3
+
+
+def test_an_auditor_reads_both_pages_but_cannot_save_thresholds(store_copy):
+    app = run_app(AUDITOR, "pages/calibration.py")
+    assert "Calibration of the judge" in [t.value for t in app.title]
+    assert not [b for b in app.button if b.key == "calibration_save_thresholds"]
+    app.switch_page("pages/agreement.py").run()
+    assert not app.exception, app.exception
+
+
+def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
+    app.number_input(key="calibration_min_sensitivity").set_value(-1.0)
+    app.button(key="calibration_save_thresholds").click().run()
+    assert not app.exception, app.exception
+    assert any(s.value.startswith("Overall: ready") for s in app.success)
