@@ -100,16 +100,42 @@ def calibration_stats(
     kappa = stats.cohen_measure(
         [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
     )
+    sensitivity = _proportion(tp, tp + fn, "unsupported gold")
+    specificity = _proportion(tn, tn + fp, "supported gold")
+    for stat, hit, miss in ((sensitivity, "tp", "fn"), (specificity, "tn", "fp")):
+        if stat["value"] is not None:
+            stat["trace_bootstrap"] = _rate_interval(pairs, hit, miss, weights, seed)
     return {
         "n": len(pairs),
         "confusion": counts,
-        "sensitivity": _proportion(tp, tp + fn, "unsupported gold"),
-        "specificity": _proportion(tn, tn + fp, "supported gold"),
+        "sensitivity": sensitivity,
+        "specificity": specificity,
         "precision": _proportion(tp, tp + fp, "judge 'unsupported' verdicts"),
         "accuracy": _proportion(tp + tn, len(pairs), "units"),
         "balanced_accuracy": _interval(balanced_accuracy_measure(pairs), weights, seed),
         "cohen_kappa": _interval(kappa, weights, seed),
     }
+
+
+def _rate_interval(
+    pairs: Sequence[Pair], hit: str, miss: str, weights: Any, seed: int
+) -> dict[str, Any]:
+    """hit / (hit + miss) with a bootstrap over traces: Wilson assumes independent claims, and
+    a judge's errors cluster within a trace (tests/test_coverage_simulation.py)."""
+    features = np.array([[_cell(p) == hit, _cell(p) == miss] for p in pairs], dtype=float).reshape(
+        -1, 2
+    )
+    measure = stats.Measure(
+        features, lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]), len(pairs)
+    )
+    found = _interval(measure, weights, seed)
+    return {"low": found.get("low"), "high": found.get("high")}
+
+
+def _cell(pair: Pair) -> str:
+    if pair.judge_unsupported:
+        return "tp" if pair.gold_unsupported else "fp"
+    return "fn" if pair.gold_unsupported else "tn"
 
 
 def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]:
@@ -119,18 +145,24 @@ def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]
 def readiness(
     document: Mapping[str, Any], thresholds: Mapping[str, float | None]
 ) -> dict[str, Any]:
-    """Ready only if every set threshold is met by the statistic's lower bound, not its point."""
+    """Ready only if every set threshold is met by the statistic's lower bound, not its point.
+
+    For sensitivity and specificity the lower of the Wilson and the trace-bootstrap bounds.
+    """
     checks, ready = [], True
     for name, threshold in thresholds.items():
         if threshold is None:
             continue
-        low = document.get(name, {}).get("low")
+        stat = document.get(name, {})
+        bounds = [stat.get("low"), stat.get("trace_bootstrap", {}).get("low")]
+        known = [b for b in bounds if b is not None]
+        low = min(known) if known and bounds[0] is not None else None
         passed = low is not None and low >= threshold
         ready = ready and passed
         checks.append({"statistic": name, "threshold": threshold, "low": low, "passed": passed})
     if not checks:
         return {"ready": None, "checks": [], "verdict": "no thresholds set"}
-    failed = [c["statistic"] for c in checks if not c["passed"]]
+    failed = [str(c["statistic"]) for c in checks if not c["passed"]]
     verdict = (
         "ready: every lower bound meets its threshold"
         if ready

@@ -256,3 +256,20 @@ def test_cli_json_contracts_and_usage_errors(labelled, cli, db_path, tmp_path):
     assert again["thresholds"]["cohen_kappa"] == 0.7  # settable and kept
     reopened = open_store(db_path)
     reopened.close()
+
+
+def test_report_writes_html_markdown_and_json_with_the_same_numbers(labelled, cli, tmp_path):
+    labelled.close()
+    out = tmp_path / "report"
+    done = cli("report", "--judge", JUDGE, "--sample", "demo", "--out", str(out))
+    assert done.code == 0, done.err
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "report.md"]
+    document = json.loads((out / "report.json").read_text())
+    expected = cli("calibration", "--judge", JUDGE, "--sample", "demo", "--json").json()
+    assert document["calibration"]["confusion"] == expected["confusion"]
+    precision = f"{expected['precision']['value']:.3f} [{expected['precision']['low']:.3f}, "
+    html, markdown = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert precision in html and precision in markdown
+    assert "<script" not in html and "<svg" in html
+    alpha = document["agreement"]["krippendorff_alpha"]["value"]
+    assert f"{alpha:.3f}" in markdown

@@ -208,19 +208,31 @@ def test_wilson_covers_nominally_with_independent_claims():
         assert 0.90 <= covered[name] <= 0.99, (name, covered)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Wilson intervals assume independent claims; judge errors clustered by trace "
-    "make them too narrow. Remove this marker if sensitivity/specificity get a "
-    "trace-aware interval (a bootstrap over traces measures ~0.92 here).",
-)
-def test_sensitivity_and_specificity_cover_when_judge_errors_cluster():
-    """60 traces x 10 claims, judge errors correlated 0.2 within a trace: the known gap.
+def test_readiness_bounds_hold_when_judge_errors_cluster():
+    """60 traces x 10 claims, judge errors correlated 0.2 within a trace.
 
-    Measured: Wilson sensitivity ~0.84 and specificity ~0.80 (nominal 0.95), while the
-    bootstrap kappa stays ~0.94. Records the limitation; strict, so fixing it shows up.
+    Wilson assumes independent claims and is too narrow here (measured ~0.84 sensitivity,
+    ~0.80 specificity against a nominal 0.95), so each rate also carries a bootstrap over
+    traces, and readiness uses the lower of the two lower bounds. Checked: the trace
+    bootstrap covers within [0.90, 0.99], Wilson does not reach 0.90 (the reason the
+    bootstrap is there), and the readiness bound sits at or below the truth in at least
+    94% of runs (one-sided nominal 97.5%; the percentile bootstrap over 60 traces runs a
+    little short, measured ~0.96). 400 runs, fixed seeds: Monte Carlo SE ~0.01.
     """
-    covered, _ = coverage(60, 10, truth_concentration=4, judge_concentration=4, seed=11)
-    for name in ("sensitivity", "specificity"):
-        assert covered[name] >= 0.90, (name, covered)
+    rng = np.random.default_rng(11)
+    truth = population_values()
+    runs = 400
+    wilson = dict.fromkeys(("sensitivity", "specificity"), 0)
+    traced, below = dict(wilson), dict(wilson)
+    for run in range(runs):
+        pairs = simulate(rng, 60, 10, 4, 4)
+        stats = calibration_stats(pairs, seed=run, repetitions=BOOTSTRAP_REPETITIONS)
+        for name in wilson:
+            stat = stats[name]
+            wilson[name] += _covers(stat, truth[name])
+            traced[name] += _covers(stat["trace_bootstrap"], truth[name])
+            below[name] += min(stat["low"], stat["trace_bootstrap"]["low"]) <= truth[name]
+    for name in wilson:
+        assert 0.90 <= traced[name] / runs <= 0.99, (name, traced)
+        assert wilson[name] / runs < 0.90, (name, wilson)
+        assert below[name] / runs >= 0.94, (name, below)

@@ -116,3 +116,52 @@ def test_report_loads_nothing_but_itself_and_draws_every_chart(
             assert mark_box is not None and mark_box["width"] + mark_box["height"] > 0
     counts = svgs.nth(0).locator("g.mark-text.role-mark text").all_text_contents()
     assert sorted(counts) == ["28", "40", "5", "7"]
+
+
+@pytest.fixture(scope="module")
+def written_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`annotate report` on the bundled sample store, as a user would run it."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("report")
+    annotate = str(Path(sys.executable).with_name("annotate"))
+    db = str(folder / "annotate.duckdb")
+    for args in (
+        ["init"],
+        ["report", "--judge", "prod-judge-v3", "--sample", "demo", "--by", "risk_category",
+         "--out", str(folder / "out")],
+    ):  # fmt: skip
+        done = subprocess.run(
+            [annotate, *args, "--db", db], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+    return folder / "out"
+
+
+def test_the_written_calibration_report_opens_offline_with_every_chart_drawn(
+    page: Page, written_report: Path
+) -> None:
+    import json
+
+    document = json.loads((written_report / "report.json").read_text(encoding="utf-8"))
+    charts = (
+        1
+        + bool(document["agreement"]["over_time"])
+        + any(not s.get("reason") for s in document["calibration"]["slices"])
+    )
+    url = (written_report / "report.html").as_uri()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    assert requests == [url]
+    svgs = page.locator("figure.chart > svg")
+    assert svgs.count() == charts >= 2
+    for index in range(charts):
+        box = svgs.nth(index).bounding_box()
+        assert box is not None and box["width"] > 50 and box["height"] > 50
+        assert svgs.nth(index).locator("g.role-mark path, g.role-mark line").count() > 0
+    confusion = document["calibration"]["confusion"]
+    drawn = svgs.nth(0).locator("g.mark-text.role-mark text").all_text_contents()
+    assert sorted(drawn) == sorted(str(confusion[k]) for k in ("tp", "fp", "fn", "tn"))
