@@ -170,3 +170,15 @@ def show_claim(view) -> None:  # view: annotate.labelling.ClaimView
             f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
             f"{_marked(text, _term_spans(text, terms))}</div>"
         )
+
+
+def stat_row(name: str, stat: dict) -> dict:
+    """One statistic ({"value", "low", "high", "units"} or a reason) as a table row."""
+    return {
+        "statistic": name,
+        "value": stat.get("value"),
+        "low": stat.get("low"),
+        "high": stat.get("high"),
+        "units": stat.get("units"),
+        "note": stat.get("reason") or stat.get("method") or "",
+    }

@@ -31,6 +31,14 @@ from annotate.store import assignments as settings_sql
 from annotate.store.samples import sample_row
 
 MIN_GOLD = 20
+JUDGE_STATISTICS = (
+    "sensitivity",
+    "specificity",
+    "precision",
+    "accuracy",
+    "balanced_accuracy",
+    "cohen_kappa",
+)
 READINESS_KEY = "readiness"
 DEFAULT_THRESHOLDS: dict[str, float | None] = {
     "cohen_kappa": 0.6,

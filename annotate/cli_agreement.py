@@ -6,18 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from annotate.calibration import DEFAULT_THRESHOLDS, calibration, load_thresholds, save_thresholds
-from annotate.reliability import LEVELS, SCALES, agreement
-
-STATISTICS = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
-JUDGE_STATISTICS = (
-    "sensitivity",
-    "specificity",
-    "precision",
-    "accuracy",
-    "balanced_accuracy",
-    "cohen_kappa",
+from annotate.calibration import (
+    DEFAULT_THRESHOLDS,
+    JUDGE_STATISTICS,
+    calibration,
+    load_thresholds,
+    save_thresholds,
 )
+from annotate.reliability import LEVELS, SCALES, STATISTICS, agreement
 
 
 def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:

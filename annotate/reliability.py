@@ -32,6 +32,7 @@ GROUP_STATS = {
     "gwet_ac1": stats.gwet_measure,
 }
 
+STATISTICS = tuple(GROUP_STATS)
 Labels = Mapping[str, Mapping[Any, Any]]  # reviewer -> unit -> label
 
 

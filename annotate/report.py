@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate import __version__, charts
+from annotate.calibration import JUDGE_STATISTICS
+from annotate.reliability import STATISTICS as AGREEMENT_STATISTICS
 from annotate.reliability import agreement
 from annotate.report_render import (
     Block,
@@ -25,16 +27,6 @@ from annotate.report_render import (
     render_markdown,
 )
 from annotate.store import Store
-
-JUDGE_STATISTICS = (
-    "sensitivity",
-    "specificity",
-    "precision",
-    "accuracy",
-    "balanced_accuracy",
-    "cohen_kappa",
-)
-AGREEMENT_STATISTICS = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
 
 
 def build_report(

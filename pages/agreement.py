@@ -5,7 +5,7 @@ import streamlit as st
 
 import ui
 from annotate import charts
-from annotate.reliability import agreement
+from annotate.reliability import STATISTICS, agreement
 from annotate.samples import list_samples
 
 ui.require_role("lead", "auditor")
@@ -24,17 +24,6 @@ scale = right.selectbox(
 )
 
 
-def stat_row(name: str, stat: dict) -> dict:
-    return {
-        "statistic": name,
-        "value": stat.get("value"),
-        "low": stat.get("low"),
-        "high": stat.get("high"),
-        "units": stat.get("units"),
-        "note": stat.get("reason") or stat.get("method") or "",
-    }
-
-
 result = agreement(store, None if sample == ALL else sample, level, scale)
 if not result["units"]:
     st.info(f"No {level} has labels from two or more reviewers yet.")
@@ -42,9 +31,10 @@ if not result["units"]:
 st.caption(
     f"{result['units']} {level}s labelled by two or more reviewers · 95% bootstrap intervals over traces"
 )
-names = ("percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
 st.dataframe(
-    pd.DataFrame([stat_row(n, result[n]) for n in names]), hide_index=True, key="agreement_table"
+    pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
+    hide_index=True,
+    key="agreement_table",
 )
 if result["prevalence"]["note"]:
     st.info(result["prevalence"]["note"])
@@ -56,7 +46,7 @@ with st.expander("Label shares (prevalence)"):
     )
 
 st.subheader("Cohen's kappa for each pair of reviewers")
-pairs = [stat_row(f"{p['a']} / {p['b']}", p) for p in result["cohen_kappa"]]
+pairs = [ui.stat_row(f"{p['a']} / {p['b']}", p) for p in result["cohen_kappa"]]
 st.dataframe(pd.DataFrame(pairs), hide_index=True, key="agreement_pairs")
 
 st.subheader("Per reviewer")

@@ -5,7 +5,13 @@ import streamlit as st
 
 import ui
 from annotate import charts
-from annotate.calibration import DEFAULT_THRESHOLDS, calibration, load_thresholds, save_thresholds
+from annotate.calibration import (
+    DEFAULT_THRESHOLDS,
+    JUDGE_STATISTICS,
+    calibration,
+    load_thresholds,
+    save_thresholds,
+)
 from annotate.errors import AnnotateError
 from annotate.labelling import claim_view
 from annotate.report import build_report, render_report
@@ -66,22 +72,10 @@ verdict = report["readiness"]
 st.caption(f"{report['n']} {level}s with gold and a verdict · positive = unsupported")
 
 
-def stat_row(name: str, stat: dict) -> dict:
-    return {
-        "statistic": name,
-        "value": stat.get("value"),
-        "low": stat.get("low"),
-        "high": stat.get("high"),
-        "units": stat.get("units"),
-        "note": stat.get("reason") or stat.get("method") or "",
-    }
-
-
 left, right = st.columns([1, 2])
 left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
-names = ("sensitivity", "specificity", "precision", "accuracy", "balanced_accuracy", "cohen_kappa")
 right.dataframe(
-    pd.DataFrame([stat_row(n, report[n]) for n in names]),
+    pd.DataFrame([ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]),
     hide_index=True,
     key="calibration_judge_table",
 )
@@ -112,8 +106,8 @@ rater = report["judge_as_rater"]
 st.dataframe(
     pd.DataFrame(
         [
-            stat_row("alpha, reviewers", rater["reviewers"]),
-            stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+            ui.stat_row("alpha, reviewers", rater["reviewers"]),
+            ui.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
         ]
     ),
     hide_index=True,
