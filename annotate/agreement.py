@@ -108,6 +108,13 @@ def _one_category(name: str) -> str:
     return f"only one category was used: {name} is undefined"
 
 
+def _undefined(units: int, categories: int, name: str, no_units: str) -> str | None:
+    """Why a chance-corrected statistic is undefined on the whole table, if it is."""
+    if not units:
+        return no_units
+    return _one_category(name) if categories < 2 else None
+
+
 def percent_agreement_measure(table: Table) -> Measure:
     counts = _counts(table, _categories(table))
     pairable, share = _pair_agreement(counts)
@@ -164,12 +171,7 @@ def gwet_measure(table: Table) -> Measure:
         return _chance_corrected(observed, (pi * (1 - pi)).sum(axis=-1) / (q - 1))
 
     units = int(pairable.sum())
-    reason = None
-    if not units:
-        reason = "no unit has two ratings"
-    elif q < 2:
-        reason = _one_category("AC1")
-    return Measure(features, value, units, reason)
+    return Measure(features, value, units, _undefined(units, q, "AC1", "no unit has two ratings"))
 
 
 def krippendorff_measure(table: Table) -> Measure:
@@ -192,7 +194,11 @@ def krippendorff_measure(table: Table) -> Measure:
         return np.where(denominator > 0, alpha, np.nan)
 
     units = int(pairable.sum())
-    reason = _one_category("alpha") if q < 2 else None if units else "no unit has two ratings"
+    reason = (
+        _one_category("alpha")
+        if q < 2
+        else _undefined(units, q, "alpha", "no unit has two ratings")
+    )
     return Measure(features, value, units, reason)
 
 
@@ -218,12 +224,9 @@ def cohen_measure(a: Sequence[Label], b: Sequence[Label]) -> Measure:
         return _chance_corrected(observed, expected)
 
     units = sum(both)
-    reason = None
-    if not units:
-        reason = "the two raters share no units"
-    elif q < 2:
-        reason = _one_category("kappa")
-    return Measure(features, value, units, reason)
+    return Measure(
+        features, value, units, _undefined(units, q, "kappa", "the two raters share no units")
+    )
 
 
 def percent_agreement(table: Table) -> Stat:
@@ -276,6 +279,14 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (centre - half, centre + half)
+
+
+def proportion(hits: int, n: int, empty: str) -> Stat:
+    """hits / n with its Wilson interval; `empty` says why when there is no denominator."""
+    if not n:
+        return Stat(None, 0, reason=empty)
+    low, high = wilson_interval(hits, n)
+    return Stat(hits / n, n, low, high, method="Wilson")
 
 
 def resample_weights(

@@ -7,7 +7,7 @@ Cohen's kappa a seeded bootstrap over traces. A slice with too few gold units sa
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +24,7 @@ from annotate.gold import (
     load_evidence,
     response_gold,
     reviewer_labels,
+    unresolved,
 )
 from annotate.reliability import check_scope, rating_table, trace_of
 from annotate.store import Store
@@ -57,35 +58,29 @@ class Pair:
 
 
 def _proportion(hits: int, n: int, what: str) -> dict[str, Any]:
-    if n == 0:
-        return stats.Stat(None, 0, reason=f"no {what} in the denominator").as_json()
-    low, high = stats.wilson_interval(hits, n)
-    return stats.Stat(hits / n, n, low, high, method="Wilson").as_json()
+    return stats.proportion(hits, n, f"no {what} in the denominator").as_json()
+
+
+def _cell(pair: Pair) -> str:
+    if pair.judge_unsupported:
+        return "tp" if pair.gold_unsupported else "fp"
+    return "fn" if pair.gold_unsupported else "tn"
+
+
+def _one_hot(pairs: Sequence[Pair], cells: Sequence[str]) -> np.ndarray:
+    """units x cells: 1 where the unit falls in that cell of the confusion matrix."""
+    rows = [[_cell(p) == c for c in cells] for p in pairs]
+    return np.array(rows, dtype=float).reshape(-1, len(cells))
 
 
 def confusion(pairs: Sequence[Pair]) -> dict[str, int]:
-    return {
-        "tp": sum(p.judge_unsupported and p.gold_unsupported for p in pairs),
-        "fp": sum(p.judge_unsupported and not p.gold_unsupported for p in pairs),
-        "tn": sum(not p.judge_unsupported and not p.gold_unsupported for p in pairs),
-        "fn": sum(not p.judge_unsupported and p.gold_unsupported for p in pairs),
-    }
+    found = Counter(_cell(p) for p in pairs)
+    return {cell: found[cell] for cell in ("tp", "fp", "tn", "fn")}
 
 
 def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
     """Per unit one-hot [tp, fn, tn, fp]: the mean of sensitivity and specificity."""
-    features = np.array(
-        [
-            [
-                p.judge_unsupported and p.gold_unsupported,
-                not p.judge_unsupported and p.gold_unsupported,
-                not p.judge_unsupported and not p.gold_unsupported,
-                p.judge_unsupported and not p.gold_unsupported,
-            ]
-            for p in pairs
-        ],
-        dtype=float,
-    ).reshape(-1, 4)
+    features = _one_hot(pairs, ("tp", "fn", "tn", "fp"))
 
     def value(s: np.ndarray) -> np.ndarray:
         sensitivity = stats.ratio(s[..., 0], s[..., 0] + s[..., 1])
@@ -130,20 +125,13 @@ def _rate_interval(
 ) -> dict[str, Any]:
     """hit / (hit + miss) with a bootstrap over traces: Wilson assumes independent claims, and
     a judge's errors cluster within a trace (tests/test_coverage_simulation.py)."""
-    features = np.array([[_cell(p) == hit, _cell(p) == miss] for p in pairs], dtype=float).reshape(
-        -1, 2
-    )
     measure = stats.Measure(
-        features, lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]), len(pairs)
+        _one_hot(pairs, (hit, miss)),
+        lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
+        len(pairs),
     )
     found = _interval(measure, weights, seed)
     return {"low": found.get("low"), "high": found.get("high")}
-
-
-def _cell(pair: Pair) -> str:
-    if pair.judge_unsupported:
-        return "tp" if pair.gold_unsupported else "fp"
-    return "fn" if pair.gold_unsupported else "tn"
 
 
 def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]:
@@ -195,7 +183,6 @@ def save_thresholds(store: Store, thresholds: Mapping[str, float | None]) -> Non
 
 
 def judge_pairs(
-    evidence: Evidence,
     judged: Mapping[Any, Mapping[str, Any]],
     gold: Mapping[Any, str],
     slice_values: Mapping[str, Mapping[str, Any]],
@@ -352,7 +339,7 @@ def calibration_document(
         error_types = {k: g.error_type for k, g in claims.items()}
     else:
         gold, full, error_types = dict(response_gold(evidence, claims)), {}, {}
-    pairs = judge_pairs(evidence, judged, gold, slice_values, error_types)
+    pairs = judge_pairs(judged, gold, slice_values, error_types)
     labels = reviewer_labels(evidence, level, "binary")
     document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}
     document.update(calibration_stats(pairs, seed, repetitions))
@@ -372,12 +359,12 @@ def calibration_document(
 def gold_summary(
     claims: Mapping[Any, Any], gold: Mapping[Any, str], judged: Mapping[Any, Any], level: str
 ) -> dict[str, Any]:
-    unresolved = sorted(k for k, g in claims.items() if g.binary is None)
+    left_open = unresolved(claims)
     return {
         "units_with_gold": len(gold),
         "judged_without_gold": sum(u not in gold for u in judged),
-        "unresolved_claims": len(unresolved),
-        "unresolved": [{"trace_id": t, "claim_index": i} for t, i in unresolved],
+        "unresolved_claims": len(left_open),
+        "unresolved": [{"trace_id": t, "claim_index": i} for t, i in left_open],
         "excluded_claims": sum(g.binary == "excluded" for g in claims.values()),
         "level": level,
     }

@@ -26,7 +26,7 @@ def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, s
     judge = commands.add_parser("calibration", help="the judge against the reviewers' gold")
     _judge_arguments(judge)
     common(judge)
-    judge.set_defaults(run=lambda args: run_calibration(args, writer, emit, say))
+    judge.set_defaults(run=lambda args: run_calibration(args, writer, emit))
 
     report = commands.add_parser(
         "report", help="write the calibration report: report.html (offline), report.md, report.json"
@@ -105,7 +105,7 @@ def _calibration(args: argparse.Namespace, store: Any) -> dict[str, Any]:
     )  # fmt: skip
 
 
-def run_calibration(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
         result = _calibration(args, store)
     if args.json:

@@ -67,14 +67,12 @@ def _agreed(values: Iterable[str | None]) -> str | None:
 
 def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
     """Every labelled claim's gold: adjudicated; else unanimous; else the shared binary outcome."""
-    gold = {}
+    gold = {
+        key: ClaimGold(d["label"], evidence.binary.get(d["label"]), d["error_type"], "adjudicated")
+        for key, d in evidence.adjudications.items()
+    }
     for key, votes in votes_by_claim(evidence).items():
-        decided = evidence.adjudications.get(key)
-        if decided:
-            label = decided["label"]
-            gold[key] = ClaimGold(
-                label, evidence.binary.get(label), decided.get("error_type"), "adjudicated"
-            )
+        if key in gold:
             continue
         full = _agreed(v["label"] for v in votes.values())
         binary = _agreed(evidence.binary.get(v["label"]) for v in votes.values())
@@ -82,12 +80,6 @@ def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
         error_type = _agreed(errors) or ("mixed" if errors else None)
         source = "unanimous" if full else "same outcome" if binary else "unresolved"
         gold[key] = ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)
-    for key, decided in evidence.adjudications.items():
-        if key not in gold:  # adjudicated without votes (e.g. votes deleted upstream)
-            label = decided["label"]
-            gold[key] = ClaimGold(
-                label, evidence.binary.get(label), decided.get("error_type"), "adjudicated"
-            )
     return gold
 
 

@@ -17,7 +17,14 @@ import numpy as np
 
 from annotate import agreement as stats
 from annotate.errors import UsageError
-from annotate.gold import Evidence, claim_gold, load_evidence, response_gold, reviewer_labels
+from annotate.gold import (
+    EXCLUDED,
+    Evidence,
+    claim_gold,
+    load_evidence,
+    response_gold,
+    reviewer_labels,
+)
 from annotate.store import Store
 from annotate.store import evidence as sql
 
@@ -170,22 +177,27 @@ def _gold_on_scale(evidence: Evidence, level: str, scale: str) -> dict[Any, Any]
         return dict(response_gold(evidence, gold))
     if scale == "full":
         return {k: g.full for k, g in gold.items() if g.full is not None}
-    return {k: g.binary for k, g in gold.items() if g.binary not in (None, "excluded")}
+    return {k: g.binary for k, g in gold.items() if g.binary not in (None, EXCLUDED)}
 
 
-def _agreement_with_others(labels: Labels, reviewer: str) -> stats.Measure:
-    """Per unit the reviewer shares with others: the share of the others who gave the same label."""
-    own = labels[reviewer]
-    rows = []
-    for unit, label in own.items():
+def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure, list[str]]:
+    """Per unit the reviewer shares with others: the share of the others who gave the same label.
+
+    Also the traces of those units, for the bootstrap."""
+    features, traces = [], []
+    for unit, label in labels[reviewer].items():
         others = [given[unit] for r, given in labels.items() if r != reviewer and unit in given]
-        rows.append(
-            (unit, [1.0, sum(o == label for o in others) / len(others)] if others else None)
-        )
-    kept = [(u, f) for u, f in rows if f is not None]
-    features = np.array([f for _, f in kept]).reshape(-1, 2)
-    reason = None if kept else "shares no claims with another reviewer"
-    return stats.Measure(features, lambda s: stats.ratio(s[..., 1], s[..., 0]), len(kept), reason)
+        if others:
+            features.append([1.0, sum(o == label for o in others) / len(others)])
+            traces.append(trace_of(unit))
+    reason = None if features else "shares no claims with another reviewer"
+    measure = stats.Measure(
+        np.array(features).reshape(-1, 2),
+        lambda s: stats.ratio(s[..., 1], s[..., 0]),
+        len(features),
+        reason,
+    )
+    return measure, traces
 
 
 def pace(times: Sequence[Any]) -> float | None:
@@ -212,9 +224,8 @@ def per_reviewer(
     rows = []
     for reviewer in sorted(labels):
         own = labels[reviewer]
-        measure = _agreement_with_others(labels, reviewer)
-        shared = [u for u in own if any(r != reviewer and u in g for r, g in labels.items())]
-        others = stats.interval(measure, [trace_of(u) for u in shared], repetitions, seed)
+        measure, traces = _agreement_with_others(labels, reviewer)
+        others = stats.interval(measure, traces, repetitions, seed)
         theirs = gold.get(reviewer, {})
         judged = [u for u in own if u in theirs]
         hits = sum(own[u] == theirs[u] for u in judged)
@@ -225,19 +236,14 @@ def per_reviewer(
                 "labels": len(own),
                 "distribution": dict(Counter(str(v) for v in own.values()).most_common()),
                 "agreement_with_others": others.as_json(),
-                "agreement_with_gold": _proportion(hits, len(judged)),
+                "agreement_with_gold": stats.proportion(
+                    hits, len(judged), "no claims with gold"
+                ).as_json(),
                 "seconds_per_label": seconds,
                 "labels_per_hour": 3600 / seconds if seconds else None,
             }
         )
     return flag_outliers(rows)
-
-
-def _proportion(hits: int, n: int) -> dict[str, Any]:
-    if not n:
-        return stats.Stat(None, 0, reason="no claims with gold").as_json()
-    low, high = stats.wilson_interval(hits, n)
-    return stats.Stat(hits / n, n, low, high, method="Wilson").as_json()
 
 
 def flag_outliers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
