@@ -122,7 +122,7 @@ if plan is not None:
     st.dataframe(frame, hide_index=True)
     if st.button(f"Draw sample {plan.spec.name!r}", type="primary", key="sample_draw"):
         try:
-            drawn = draw_sample(store, plan.spec, created_by="app")
+            drawn = draw_sample(store, plan.spec, created_by=user.name)
             st.session_state.pop("sample_plan", None)
             st.success(
                 f"Drew {len(drawn.trace_ids)} traces into {drawn.spec.name!r} (seed {drawn.spec.seed})."
@@ -163,7 +163,7 @@ else:
     extra = right.number_input("More traces", min_value=1, value=50, key="sample_topup_n")
     if st.button("Draw more", key="sample_topup"):
         try:
-            more = top_up(store, target, int(extra), created_by="app")
+            more = top_up(store, target, int(extra), created_by=user.name)
             st.success(f"Added {len(more.trace_ids)} traces to {target!r}; weights updated.")
         except AnnotateError as exc:
             ui.show_error(exc)
