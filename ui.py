@@ -98,9 +98,10 @@ def _cookie_token() -> str | None:
     if st.session_state.get("auth_cookie_cleared"):
         return None  # this session logged out; the browser still sent the old cookie
     try:
-        return st.context.cookies.get(COOKIE)
+        token = st.context.cookies.get(COOKIE)
     except Exception:  # noqa: BLE001 - no browser request behind this run (AppTest)
         return None
+    return token if isinstance(token, str) else None
 
 
 def require_role(*roles: str):
@@ -168,8 +169,13 @@ def _cookie_script(cookie: str) -> None:
 
 def sign_in_page() -> None:
     """The sign-in form, or on a store with no accounts the form that creates the first lead."""
-    from annotate.users import AuthError, authenticate, create_first_lead, has_accounts
-    from annotate.users import start_session
+    from annotate.users import (
+        AuthError,
+        authenticate,
+        create_first_lead,
+        has_accounts,
+        start_session,
+    )
 
     _clear_cookie()
     try:
@@ -266,7 +272,7 @@ def show_claim(view) -> None:  # view: annotate.labelling.ClaimView
     )
     st.markdown("**Response**")
     st.html(f'<div class="annotate-response" style="{_BOX}">{_marked(response, spans)}</div>')
-    st.markdown(f"**Context** ({len(trace['contexts'])} items)")
+    st.markdown(fmt("**Context** ({} items)", len(trace["contexts"])))
     terms = view.salient_terms
     for item in trace["contexts"]:
         text = item["text"]

@@ -10,8 +10,8 @@ import getpass
 import sys
 from typing import Any
 
-from annotate.assignment import assign
 from annotate.activity import KINDS, activity
+from annotate.assignment import assign
 from annotate.users import ROLES, AuthError, add_user, list_users, set_active, set_password
 
 

@@ -26,7 +26,9 @@ from annotate.store.status import trace_detail
 SKIP_REASONS = ("unclear_context", "not_my_expertise", "bad_extraction", "other")
 # A verdict on a claim built less than this long ago is refused: a second press of a key
 # (or a double click) must not label the claim that has just replaced the one it was for.
+# A setting (min_dwell_seconds); this is its default.
 MIN_DWELL = timedelta(seconds=0.4)
+MIN_DWELL_KEY = "min_dwell_seconds"
 # numbers (incl. money, percentages, decimals), dates, and capitalised names
 _SALIENT = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\$?\d[\d,]*(?:\.\d+)?%?"
@@ -264,6 +266,20 @@ def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[st
         return []
     labelled = sql.has_label(store, reviewer, view.trace_id, view.claim_index)
     return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index) if labelled else []
+
+
+def min_dwell(store: Store) -> timedelta:
+    """How long a claim must have been shown before a verdict on it is taken."""
+    value = sql.get_setting(store, MIN_DWELL_KEY)
+    return timedelta(seconds=float(value)) if value is not None else MIN_DWELL
+
+
+def set_min_dwell(store: Store, seconds: float, actor: Actor | str | None = None) -> None:
+    if not 0 <= seconds <= 10:
+        raise LabelError(f"the time a claim must be shown is 0 to 10 seconds, not {seconds}")
+    with store.transaction():
+        sql.put_setting(store, MIN_DWELL_KEY, str(float(seconds)))
+        record_act(store, actor, "setting", MIN_DWELL_KEY, value=seconds)
 
 
 def reveal_judge_after_submit(store: Store) -> bool:

@@ -172,7 +172,7 @@ def start_session(store: Store, name: str) -> str:
 
 def session_user(store: Store, token: str | None) -> User | None:
     """The account of a live session token; None when unknown, expired, revoked or inactive."""
-    if not token or len(token) > 200:
+    if not isinstance(token, str) or not token or len(token) > 200:
         return None
     row = sql.session_account(store, _token_hash(token), datetime.now())
     return User(row["name"], row["role"]) if row else None

@@ -30,7 +30,9 @@ _ALL = (
     "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM skip_events "
     "UNION ALL SELECT created_at, adjudicator, 'app', 'adjudication', "
     "  trace_id || '#' || (claim_index + 1), json_object('label', label, 'reason', reason)::VARCHAR "
-    "  FROM adjudications"
+    "  FROM adjudications "
+    "UNION ALL SELECT created_at, reviewer, 'app', 'flag', "
+    "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM claim_flags"
 )
 
 
