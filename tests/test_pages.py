@@ -6,8 +6,8 @@ import pytest
 from conftest import FIXTURES, ROOT, plain, run_app
 from streamlit.testing.v1 import AppTest
 
-from annotate.ingest.inbox import set_import_folder
 from annotate.ingest.importer import import_traces
+from annotate.ingest.inbox import set_import_folder
 from annotate.store import open_store
 from annotate.users import User
 
@@ -99,7 +99,7 @@ def test_sample_page_plans_and_draws_a_sample(app_store):
     assert list(plan["N_h"]) == [1, 1] and list(plan["n_h"]) == [1, 1]
     app.button(key="sample_draw").click().run()
     assert not app.exception, app.exception
-    assert "Drew 2 traces into page-sample (seed 7)." == plain(app.success[0].value)
+    assert plain(app.success[0].value) == "Drew 2 traces into page-sample (seed 7)."
     listed = app.dataframe[-1].value
     assert list(listed["name"]) == ["page-sample"] and list(listed["traces"]) == [2]
 
