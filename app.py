@@ -60,8 +60,12 @@ if user is None:
     st.navigation(_sign_in_everywhere(), position="hidden").run()
     st.stop()
 
-with st.sidebar:
+pages = [_page(name) for name in ROLE_PAGES[user.role]]
+current = st.navigation(pages, position="hidden")
+with st.sidebar:  # our own list: Streamlit's would also list pages/ before the first sign-in
+    for page in pages:
+        st.page_link(page)
+    st.divider()
     st.caption(ui.fmt("Signed in as **{}** ({})", user.name, user.role))
     st.button("Log out", key="app_logout", on_click=ui.log_out)
-
-st.navigation([_page(name) for name in ROLE_PAGES[user.role]], position="top").run()
+current.run()
