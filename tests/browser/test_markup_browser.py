@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser.conftest import running_app
+from tests.browser.conftest import annotate_cli, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -42,15 +40,6 @@ def name_payload(tag: str) -> str:
 
 TAGS = ["id", "feat", "risk", "model", "req", "resp", "src", "ctx", "expl", "attr", "note"]
 TAGS += ["ra", "rb", "judge", "jl", "file"]
-
-
-def annotate(*args: str, db: Path, stdin: str | None = None) -> str:
-    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
-    result = subprocess.run(
-        command, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return result.stdout
 
 
 def trace_rows() -> list[dict[str, Any]]:
@@ -92,10 +81,12 @@ def markup_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = folder / "markup.duckdb"
     traces = folder / "traces.jsonl"
     traces.write_text("".join(json.dumps(r) + "\n" for r in trace_rows()))
-    annotate("import", str(traces), db=db)
-    annotate("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
-    annotate("sample", "--name", "**B-sample**", "--n", "3", "--seed", "1", db=db)
-    annotate("assign", "--sample", "**B-sample**", "--reviewers", "lena", "--per-trace", "1", db=db)
+    annotate_cli("import", str(traces), db=db)
+    annotate_cli("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
+    annotate_cli("sample", "--name", "**B-sample**", "--n", "3", "--seed", "1", db=db)
+    annotate_cli(
+        "assign", "--sample", "**B-sample**", "--reviewers", "lena", "--per-trace", "1", db=db
+    )
     labels = folder / "labels.jsonl"
     votes = []
     for row in trace_rows():
@@ -109,7 +100,7 @@ def markup_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      "label": label, "note": payload("note")}
                 )  # fmt: skip
     labels.write_text("".join(json.dumps(v) + "\n" for v in votes))
-    annotate("import-labels", str(labels), db=db)
+    annotate_cli("import-labels", str(labels), db=db, ok=(0, 1))
     return db
 
 

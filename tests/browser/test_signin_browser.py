@@ -9,14 +9,12 @@ deactivation and a new password end the session; wrong passwords are slowed.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import running_app
+from tests.browser.conftest import annotate_cli, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -40,20 +38,11 @@ PATHS = [
 ]
 
 
-def annotate(*args: str, db: Path, stdin: str | None = None) -> str:
-    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
-    result = subprocess.run(
-        command, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample (traces, judge verdicts, the demo sample), no accounts yet."""
     db = tmp_path_factory.mktemp("signin") / "fresh.duckdb"
-    annotate("init", db=db)
+    annotate_cli("init", db=db)
     return db
 
 
@@ -95,9 +84,9 @@ def test_a_visitor_sees_only_the_first_lead_form_on_a_store_without_accounts(
 def accounts_store(sample_store: Path) -> Path:
     db = sample_store.with_name("accounts.duckdb")
     db.write_bytes(sample_store.read_bytes())
-    annotate("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
-    annotate("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
-    annotate("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
+    annotate_cli("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
+    annotate_cli("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
+    annotate_cli("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
     return db
 
 
@@ -235,10 +224,11 @@ def test_a_new_password_ends_the_open_session(browser: Any, accounts_url: str) -
     account = form.get_by_test_id("stSelectbox").locator("input")
     account.click()
     account.fill("rev")
-    lead.keyboard.press("Enter")
+    lead.get_by_role("option", name="rev", exact=True).click()
+    lead.get_by_role("listbox").wait_for(state="detached")
     form.get_by_label("New password (8+ characters)").fill("new reviewer passphrase")
     form.get_by_role("button", name="Set the password").click()
-    lead.get_by_text("has a new password").wait_for()
+    lead.get_by_text("rev has a new password").wait_for()
     press_verdict(reviewer)
     reviewer.get_by_role("heading", name="Sign in").wait_for()
     sign_in(reviewer, "rev", "new reviewer passphrase")

@@ -8,8 +8,6 @@ until the reviewer confirms.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ from typing import Any
 import pytest
 
 from annotate.store import open_store
-from tests.browser.conftest import running_app
+from tests.browser.conftest import annotate_cli, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -33,21 +31,12 @@ window.addEventListener('mousedown', e => window.__inputs.push(
 """
 
 
-def annotate(*args: str, db: Path, stdin: str | None = None) -> str:
-    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
-    result = subprocess.run(
-        command, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 @pytest.fixture
 def store_file(tmp_path: Path) -> Path:
     db = tmp_path / "identity.duckdb"
-    annotate("init", db=db)
-    annotate("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
-    annotate("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
+    annotate_cli("init", db=db)
+    annotate_cli("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
+    annotate_cli("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
     return db
 
 
@@ -117,6 +106,9 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
         print(f"  -> {[e['text'][:50] for e in stored]}")
         assert stored, f"input pair {number} stored no verdict"
         assert {e["text"] for e in stored} <= shown, (made, stored)
+        # key 3 is the rubric's third label, the button "1 · supported" the first
+        expected = "contradicted" if made[0]["kind"] == "key" else "supported"
+        assert {e["label"] for e in stored} == {expected}
     assert len({e["text"] for e in events}) == len(events)  # a repeat on one claim: one event
 
 
