@@ -11,17 +11,22 @@ import codecs
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
 import ijson
 import orjson
 
+from annotate.errors import InputError
+from annotate.trace_limits import MAX_TEXT_CHARS
 from annotate.traces import Record, RowError
 
 BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")
 _UTF8_FIX = "is not valid UTF-8 ({reason}); re-save the file as UTF-8"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_KEPT = "the rows before it were kept"
 
 
 def decode_line(raw: bytes, number: int) -> str | RowError:
@@ -38,6 +43,10 @@ def parse_json_line(text: str, number: int) -> Record | RowError:
     try:
         return Record(number, orjson.loads(text))
     except orjson.JSONDecodeError:
+        pass
+    try:  # the stdlib keeps what orjson refuses but a field check reports better
+        return Record(number, json.loads(text, parse_constant=_no_constant))  # lone surrogates
+    except (ValueError, RecursionError):
         return RowError(
             number,
             "",
@@ -45,15 +54,21 @@ def parse_json_line(text: str, number: int) -> Record | RowError:
         )
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (write null, or a finite number)")
+
+
 def json_problem(text: str) -> str:
     """The stdlib's wording and column for a document orjson refused (the slow path, errors only)."""
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         joiner = " " if exc.msg.endswith(" at") else " at "  # "Unterminated string starting at"
         return f"{exc.msg}{joiner}column {exc.colno}"
     except RecursionError:
         return "nested too deeply"
+    except ValueError as exc:
+        return str(exc)
     return "not accepted by the strict parser"
 
 
@@ -66,7 +81,20 @@ def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
             continue
         if not text.strip():
             continue
+        if "\x00" in text:
+            yield stray_nul(text, number)
+            continue
         yield parse_json_line(text.rstrip("\r\n"), number)
+
+
+def stray_nul(text: str, number: int) -> RowError:
+    column = text.index("\x00") + 1
+    return RowError(
+        number,
+        "",
+        f"holds a NUL byte at column {column}, which is not text; remove it "
+        "(a few such bytes in a text file are damage, not a binary file)",
+    )
 
 
 def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -75,8 +103,9 @@ def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
     if head != BOM:
         fh.seek(0)
     index = 0
+    backend = _json_backend(fh)
     try:
-        for index, item in enumerate(ijson.items(fh, "item", use_float=True), start=1):
+        for index, item in enumerate(backend.items(fh, "item", use_float=True), start=1):
             yield Record(index, item, unit="item")
     except (ijson.JSONError, UnicodeDecodeError) as exc:
         yield RowError(
@@ -86,6 +115,20 @@ def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
             "fix the file and import it again (items before it were read)",
             unit="item",
         )
+
+
+def _json_backend(fh: IO[bytes]) -> Any:
+    """The C parser, unless the file escapes surrogates: it turns a lone one into "?" silently,
+    the pure-Python one keeps it so the field check rejects it like on a JSON line."""
+    start = fh.tell()
+    found, tail = False, b""
+    while chunk := fh.read(1 << 20):
+        if _SURROGATE_ESCAPE.search(tail + chunk):
+            found = True
+            break
+        tail = chunk[-8:]
+    fh.seek(start)
+    return ijson.get_backend("python") if found else ijson
 
 
 def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -101,17 +144,50 @@ def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
     try:
         yield Record(1, orjson.loads(data))
     except orjson.JSONDecodeError as exc:
-        yield RowError(1, "", f"the file is not valid JSON ({exc})")
+        yield _document_record(data, exc)
+
+
+def _document_record(data: bytes, exc: Exception) -> Record | RowError:
+    try:  # lone surrogates: the field check names the field, as on a JSON line
+        return Record(1, json.loads(data.decode("utf-8"), parse_constant=_no_constant))
+    except (ValueError, RecursionError):
+        return RowError(1, "", f"the file is not valid JSON ({exc})")
 
 
 def read_csv(fh: IO[bytes]) -> Iterator[Record | RowError]:
-    """CSV with a header row; quoted newlines are fine; JSON cells are decoded."""
+    """CSV with a header row; quoted newlines are fine; JSON cells are decoded.
+
+    Strict quoting: a quote that is never closed, or a cell longer than a text may be,
+    stops the reader; that row is reported and the rows before it are kept."""
+    if csv.field_size_limit() < MAX_TEXT_CHARS:
+        csv.field_size_limit(MAX_TEXT_CHARS)
     text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    reader = csv.DictReader(text)
-    line = reader.line_num + 1
-    for row in reader:
-        start, line = line + 1, reader.line_num
-        yield _csv_record(row, start)
+    reader = csv.DictReader(text, strict=True)
+    line = 1  # the header's
+    try:
+        for row in reader:
+            start, line = line + 1, reader.line_num
+            yield _csv_record(row, start)
+    except csv.Error as exc:
+        header_read = getattr(reader, "_fieldnames", None) is not None
+        yield _csv_stop(str(exc), line + 1 if header_read else 1)
+
+
+def _csv_stop(problem: str, start: int) -> RowError:
+    if "field larger than field limit" in problem:
+        why = (
+            f"a cell is longer than {MAX_TEXT_CHARS:,} characters, the most the store takes; "
+            "shorten it"
+        )
+    elif "unexpected end of data" in problem:
+        why = (
+            'a quoted cell that begins on this line is never closed: its " quote runs to the '
+            'end of the file and swallows every line after it; close the quote (write a quote '
+            'inside a cell as "")'
+        )
+    else:
+        why = f"the CSV quoting is broken ({problem}); a quote inside a cell is written as \"\""
+    return RowError(start, "", f"{why}. Reading stopped here; {_KEPT}")
 
 
 def _csv_record(row: dict[str | Any, Any], line: int) -> Record | RowError:
@@ -161,13 +237,46 @@ def _has_surrogates(text: str) -> bool:
 
 def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
     """Parquet, streamed in row batches; nested lists and structs arrive as Python objects."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    try:
+        parquet = pq.ParquetFile(fh)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"the file is not a readable Parquet file ({exc}); it may be cut short: "
+            "export it again"
+        ) from None
     number = 0
-    for batch in pq.ParquetFile(fh).iter_batches(batch_size=2048):
-        for row in batch.to_pylist():
-            number += 1
-            yield Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
+    try:
+        for batch in parquet.iter_batches(batch_size=2048):
+            for row in _batch_rows(batch):
+                number += 1
+                yield _parquet_record(row, number)
+    except (pa.ArrowException, OSError) as exc:
+        message = f"the Parquet file cannot be read past row {number} ({exc}). {_KEPT}; "
+        yield RowError(number + 1, "", message + "export the file again", unit="row")
+
+
+def _batch_rows(batch: Any) -> list[dict[str, Any] | Exception]:
+    """Rows as dicts; a row holding a value Python cannot represent becomes its exception."""
+    try:
+        return list(batch.to_pylist())
+    except (ValueError, OverflowError):
+        rows: list[dict[str, Any] | Exception] = []
+        for index in range(batch.num_rows):
+            try:
+                rows.extend(batch.slice(index, 1).to_pylist())
+            except (ValueError, OverflowError) as exc:
+                rows.append(exc)
+        return rows
+
+
+def _parquet_record(row: dict[str, Any] | Exception, number: int) -> Record | RowError:
+    if isinstance(row, Exception):
+        message = f"holds a value that cannot be read ({row}); fix the value (dates: years 1-9999)"
+        return RowError(number, "", message, unit="row")
+    return Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
 
 
 def _first_significant_byte(fh: IO[bytes]) -> bytes:
