@@ -12,9 +12,12 @@ from typing import Protocol, TypeVar
 
 
 class HasOffsets(Protocol):
-    text: str
-    start: int | None
-    end: int | None
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> int | None: ...
+    @property
+    def end(self) -> int | None: ...
 
 
 C = TypeVar("C", bound=HasOffsets)
@@ -26,9 +29,7 @@ class OffsetProblem(Exception):
     message: str
 
 
-def check_offsets(
-    response: str, claims: Sequence[C]
-) -> tuple[list[C], list[tuple[str, str]]]:
+def check_offsets(response: str, claims: Sequence[C]) -> tuple[list[C], list[tuple[str, str]]]:
     """Claims with offsets that hold (some repaired) and (field, warning) pairs for the repairs."""
     fixed: list[C] = []
     warnings: list[tuple[str, str]] = []
@@ -88,7 +89,9 @@ def _repaired(before: HasOffsets, after: HasOffsets) -> str:
 
 def _check_overlaps(claims: Sequence[HasOffsets]) -> None:
     placed = sorted(
-        (c.start, c.end, i) for i, c in enumerate(claims) if c.start is not None and c.end is not None
+        (c.start, c.end, i)
+        for i, c in enumerate(claims)
+        if c.start is not None and c.end is not None
     )
     for (_, end_a, a), (start_b, end_b, b) in zip(placed, placed[1:], strict=False):
         if start_b < end_a:

@@ -48,7 +48,9 @@ def attach_evaluations(store: Store, import_id: int, records: Sequence[Record]) 
         verdict = check_verdict(record.data["verdict"])
         if isinstance(verdict, tuple):
             name, message = verdict
-            outcome.errors.append(RowError(record.line, _OTEL_FIELDS.get(name, EVALUATION), message))
+            outcome.errors.append(
+                RowError(record.line, _OTEL_FIELDS.get(name, EVALUATION), message)
+            )
         elif not targets:
             outcome.errors.append(RowError(record.line, EVALUATION, _nowhere(record.data)))
         else:
@@ -58,7 +60,11 @@ def attach_evaluations(store: Store, import_id: int, records: Sequence[Record]) 
 
 
 def _targets(data: dict[str, Any], calls: list[tuple[Any, ...]]) -> list[str]:
-    span, trace, response = data.get("otel_span_id"), data.get("otel_trace_id"), data.get("response_id")
+    span, trace, response = (
+        data.get("otel_span_id"),
+        data.get("otel_trace_id"),
+        data.get("response_id"),
+    )
     by_span = [c[0] for c in calls if span and c[2] == span and (not trace or c[1] == trace)]
     return by_span or [c[0] for c in calls if response and c[3] == response]
 
@@ -72,7 +78,14 @@ def _add(
 ) -> None:
     fresh = False
     for trace_id in targets:
-        key = (trace_id, verdict.judge, verdict.level, verdict.label, verdict.score, verdict.explanation)
+        key = (
+            trace_id,
+            verdict.judge,
+            verdict.level,
+            verdict.label,
+            verdict.score,
+            verdict.explanation,
+        )
         if key not in held:
             held.add(key)
             new.append((trace_id, verdict))

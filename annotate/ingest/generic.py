@@ -182,11 +182,11 @@ def _csv_stop(problem: str, start: int) -> RowError:
     elif "unexpected end of data" in problem:
         why = (
             'a quoted cell that begins on this line is never closed: its " quote runs to the '
-            'end of the file and swallows every line after it; close the quote (write a quote '
+            "end of the file and swallows every line after it; close the quote (write a quote "
             'inside a cell as "")'
         )
     else:
-        why = f"the CSV quoting is broken ({problem}); a quote inside a cell is written as \"\""
+        why = f'the CSV quoting is broken ({problem}); a quote inside a cell is written as ""'
     return RowError(start, "", f"{why}. Reading stopped here; {_KEPT}")
 
 
@@ -244,8 +244,7 @@ def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
         parquet = pq.ParquetFile(fh)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
-            f"the file is not a readable Parquet file ({exc}); it may be cut short: "
-            "export it again"
+            f"the file is not a readable Parquet file ({exc}); it may be cut short: export it again"
         ) from None
     number = 0
     try:

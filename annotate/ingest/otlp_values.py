@@ -101,9 +101,11 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-MAX_NANOS = (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC) - _EPOCH) // timedelta(
-    microseconds=1
-) * 1000
+MAX_NANOS = (
+    (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC) - _EPOCH)
+    // timedelta(microseconds=1)
+    * 1000
+)
 
 
 def timestamp_of(nanos: int) -> str | None:
