@@ -26,7 +26,7 @@ BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")
 _UTF8_FIX = "is not valid UTF-8 ({reason}); re-save the file as UTF-8"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_KEPT = "the rows before it were kept"
+_KEPT = "The rows before it were kept"
 
 
 def decode_line(raw: bytes, number: int) -> str | RowError:
@@ -187,7 +187,7 @@ def _csv_stop(problem: str, start: int) -> RowError:
         )
     else:
         why = f'the CSV quoting is broken ({problem}); a quote inside a cell is written as ""'
-    return RowError(start, "", f"{why}. Reading stopped here; {_KEPT}")
+    return RowError(start, "", f"{why}. Reading stopped here. {_KEPT}")
 
 
 def _csv_record(row: dict[str | Any, Any], line: int) -> Record | RowError:
@@ -247,34 +247,42 @@ def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
             f"the file is not a readable Parquet file ({exc}); it may be cut short: export it again"
         ) from None
     number = 0
-    try:
-        for batch in parquet.iter_batches(batch_size=2048):
-            for row in _batch_rows(batch):
-                number += 1
-                yield _parquet_record(row, number)
+    try:  # row group by row group, so damage in one keeps every row before it
+        for group in range(parquet.num_row_groups):
+            for batch in parquet.iter_batches(batch_size=2048, row_groups=[group]):
+                for row in _batch_rows(batch):
+                    number += 1
+                    yield _parquet_record(row, number)
     except (pa.ArrowException, OSError) as exc:
-        message = f"the Parquet file cannot be read past row {number} ({exc}). {_KEPT}; "
+        problem = " ".join(str(exc).split())[:200]
+        message = f"the Parquet file cannot be read past row {number} ({problem}). {_KEPT}: "
         yield RowError(number + 1, "", message + "export the file again", unit="row")
 
 
-def _batch_rows(batch: Any) -> list[dict[str, Any] | Exception]:
-    """Rows as dicts; a row holding a value Python cannot represent becomes its exception."""
+def _batch_rows(batch: Any) -> list[dict[str, Any] | RowError]:
+    """Rows as dicts; a row holding a value Python cannot represent becomes its error."""
     try:
         return list(batch.to_pylist())
     except (ValueError, OverflowError):
-        rows: list[dict[str, Any] | Exception] = []
-        for index in range(batch.num_rows):
-            try:
-                rows.extend(batch.slice(index, 1).to_pylist())
-            except (ValueError, OverflowError) as exc:
-                rows.append(exc)
-        return rows
+        return [_one_row(batch, index) for index in range(batch.num_rows)]
 
 
-def _parquet_record(row: dict[str, Any] | Exception, number: int) -> Record | RowError:
-    if isinstance(row, Exception):
-        message = f"holds a value that cannot be read ({row}); fix the value (dates: years 1-9999)"
-        return RowError(number, "", message, unit="row")
+def _one_row(batch: Any, index: int) -> dict[str, Any] | RowError:
+    row: dict[str, Any] = {}
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            row[name] = column.slice(index, 1).to_pylist()[0]
+        except (ValueError, OverflowError) as exc:
+            message = (
+                f"holds a value Python cannot represent ({exc}); dates must be in years 1-9999"
+            )
+            return RowError(0, name, message, unit="row")
+    return row
+
+
+def _parquet_record(row: dict[str, Any] | RowError, number: int) -> Record | RowError:
+    if isinstance(row, RowError):
+        return RowError(number, row.field, row.message, unit="row")
     return Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
 
 
