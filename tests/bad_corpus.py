@@ -238,7 +238,7 @@ def kinds() -> list[Kind]:
             ),
             1,
             2,
-            "",
+            "judge[0].score",
         ),
         k(
             "judge score 1e400",
@@ -305,8 +305,7 @@ def kinds() -> list[Kind]:
             + b"]",
             1,
             2,
-            "",  # the streaming parser cannot go on: it stops there, the items before are kept
-            frozenset({"g-1"}),
+            "big",
         ),
         k(
             "lone surrogate (JSON line)",

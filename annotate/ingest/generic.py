@@ -44,8 +44,8 @@ def parse_json_line(text: str, number: int) -> Record | RowError:
         return Record(number, orjson.loads(text))
     except orjson.JSONDecodeError:
         pass
-    try:  # the stdlib keeps what orjson refuses but a field check reports better
-        return Record(number, json.loads(text, parse_constant=_no_constant))  # lone surrogates
+    try:  # what orjson refuses but a field check names better: lone surrogates, NaN, Infinity
+        return Record(number, json.loads(text))
     except (ValueError, RecursionError):
         return RowError(
             number,
@@ -54,21 +54,15 @@ def parse_json_line(text: str, number: int) -> Record | RowError:
         )
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value (write null, or a finite number)")
-
-
 def json_problem(text: str) -> str:
     """The stdlib's wording and column for a document orjson refused (the slow path, errors only)."""
     try:
-        json.loads(text, parse_constant=_no_constant)
+        json.loads(text)
     except json.JSONDecodeError as exc:
         joiner = " " if exc.msg.endswith(" at") else " at "  # "Unterminated string starting at"
         return f"{exc.msg}{joiner}column {exc.colno}"
     except RecursionError:
         return "nested too deeply"
-    except ValueError as exc:
-        return str(exc)
     return "not accepted by the strict parser"
 
 
@@ -102,19 +96,42 @@ def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
     head = fh.read(len(BOM))
     if head != BOM:
         fh.seek(0)
-    index = 0
+    start = fh.tell()
+    read = 0
     backend = _json_backend(fh)
     try:
-        for index, item in enumerate(backend.items(fh, "item", use_float=True), start=1):
-            yield Record(index, item, unit="item")
+        for read, item in enumerate(backend.items(fh, "item", use_float=True), start=1):
+            yield Record(read, item, unit="item")
     except (ijson.JSONError, UnicodeDecodeError) as exc:
-        yield RowError(
-            index + 1,
-            "",
-            f"the JSON document stops being valid after item {index} ({exc}); "
-            "fix the file and import it again (items before it were read)",
-            unit="item",
-        )
+        if backend is not _PY_JSON and "integer overflow" in str(exc):
+            fh.seek(start)  # the C parser stops at integers past 64 bits; the Python one reads on
+            yield from _items_after(fh, read)
+        else:
+            yield _array_stop(read, exc)
+
+
+_PY_JSON = ijson.get_backend("python")
+
+
+def _items_after(fh: IO[bytes], skip: int) -> Iterator[Record | RowError]:
+    read = 0
+    try:
+        for read, item in enumerate(_PY_JSON.items(fh, "item", use_float=True), start=1):
+            if read > skip:
+                yield Record(read, item, unit="item")
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
+        yield _array_stop(read, exc)
+
+
+def _array_stop(read: int, exc: Exception) -> RowError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RowError(
+        read + 1,
+        "",
+        f"the JSON document stops being valid after item {read} ({reason}); "
+        "fix the file and import it again (items before it were read)",
+        unit="item",
+    )
 
 
 def _json_backend(fh: IO[bytes]) -> Any:
@@ -128,7 +145,7 @@ def _json_backend(fh: IO[bytes]) -> Any:
             break
         tail = chunk[-8:]
     fh.seek(start)
-    return ijson.get_backend("python") if found else ijson
+    return _PY_JSON if found else ijson
 
 
 def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -149,7 +166,7 @@ def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
 
 def _document_record(data: bytes, exc: Exception) -> Record | RowError:
     try:  # lone surrogates: the field check names the field, as on a JSON line
-        return Record(1, json.loads(data.decode("utf-8"), parse_constant=_no_constant))
+        return Record(1, json.loads(data.decode("utf-8")))
     except (ValueError, RecursionError):
         return RowError(1, "", f"the file is not valid JSON ({exc})")
 
