@@ -127,6 +127,11 @@ class RowError:
     message: str
     unit: str = "line"
 
+    def __post_init__(self) -> None:
+        # names and messages quote the row; they must be storable and printable text themselves
+        object.__setattr__(self, "field", printable(self.field))
+        object.__setattr__(self, "message", printable(self.message))
+
     def __str__(self) -> str:
         where = f"{self.unit} {self.line}"
         return (
@@ -135,6 +140,17 @@ class RowError:
 
     def as_json(self) -> dict[str, Any]:
         return {"line": self.line, "field": self.field, "message": self.message}
+
+
+def printable(text: str) -> str:
+    """Text with lone surrogates and NUL characters written as escapes."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class _Invalid(Exception):

@@ -153,3 +153,14 @@ def test_an_external_reviewer_name_follows_the_user_add_rule(fresh_store, tmp_pa
         "user add` requires), got 'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr…' (100,000 characters)"
     ]
     assert fresh_store.fetchall("SELECT reviewer FROM label_events") == [("ok-name",)]
+
+
+def test_an_attribute_name_that_is_not_text_is_reported_as_an_escape(fresh_store, tmp_path):
+    row = bad(attributes={"k\ud800": 1, "n\x00": 2})
+    data = jsonl(json.dumps(row).encode())
+    report = import_traces(fresh_store, write(tmp_path, "t.jsonl", data))
+    assert messages(report) == [
+        "line 2: \"attributes.k\\ud800\" holds a lone surrogate ('\\ud800' at character 2), "
+        "which is not valid Unicode text; re-export the text as UTF-8"
+    ]
+    assert report.imported == 2
