@@ -32,6 +32,8 @@ def check_text(value: str, limit: int = MAX_TEXT_CHARS) -> str:
             f"holds a NUL character at character {column}, which is not text; "
             "remove it (the file may be partly binary)"
         )
+    if value.isascii():  # O(1) in CPython: nothing to encode-check
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
