@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from annotate.activity import cli_actor
+from annotate.activity import Actor, cli_actor
 from annotate.cli_agreement import add_agreement_commands
 from annotate.cli_claims import add_claims_commands
 from annotate.cli_people import add_people_commands
@@ -192,24 +192,22 @@ def run_init(args: argparse.Namespace) -> int:
         sample = Path(args.sample)
         if not sample.exists() and sample == SAMPLE_TRACES:
             _write_demo_data(sample.parent)
-        report = import_traces(store, sample, progress=_progress_printer())
+        report = import_traces(store, sample, progress=_progress_printer(), actor=args.actor)
         _say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
         if sample == SAMPLE_TRACES:
-            _draw_demo_sample(store)
+            _draw_demo_sample(store, args.actor)
             _label_demo_sample(store, sample.with_name("sample_truth.jsonl"))
     return EXIT_OK
 
 
-def _draw_demo_sample(store: Store) -> None:
+def _draw_demo_sample(store: Store, actor: Actor) -> None:
     """A ready sample with claims, so a new lead can assign it to themselves and label at once."""
     from annotate.claims import create_claims
     from annotate.samples import draw_sample
     from annotate.sampling import SampleSpec
 
-    plan = draw_sample(
-        store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by="annotate init"
-    )
-    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences")
+    plan = draw_sample(store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by=actor)
+    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences", actor=actor)
     _say(
         f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
     )

@@ -22,7 +22,7 @@ def insert_act(
 
 
 _ALL = (
-    "SELECT acted_at AS at, actor, origin, kind, subject, detail::VARCHAR AS detail FROM activity "
+    "SELECT acted_at, actor, origin, kind, subject, detail::VARCHAR AS detail FROM activity "
     "UNION ALL SELECT created_at, reviewer, origin, 'verdict', "
     "  trace_id || '#' || (claim_index + 1), json_object('label', label, 'event', event_id)::VARCHAR "
     "  FROM label_events "
@@ -30,7 +30,9 @@ _ALL = (
     "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM skip_events "
     "UNION ALL SELECT created_at, adjudicator, 'app', 'adjudication', "
     "  trace_id || '#' || (claim_index + 1), json_object('label', label, 'reason', reason)::VARCHAR "
-    "  FROM adjudications"
+    "  FROM adjudications "
+    "UNION ALL SELECT created_at, reviewer, 'app', 'flag', "
+    "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM claim_flags"
 )
 
 
@@ -39,7 +41,7 @@ def acts(
 ) -> list[dict[str, Any]]:
     """Oldest first; `actor` and `kind` filter when given."""
     sql = f"SELECT * FROM ({_ALL}) WHERE (? IS NULL OR actor = ?) AND (? IS NULL OR kind = ?) "
-    sql += "ORDER BY at, kind"
+    sql += "ORDER BY acted_at, kind"
     params: list[Any] = [actor, actor, kind, kind]
     if limit is not None:
         sql += " LIMIT ?"
