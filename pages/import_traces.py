@@ -73,7 +73,7 @@ if st.button("Import", type="primary", key="import_run"):
     except AnnotateError as exc:
         ui.show_error(exc)
     except Exception as exc:  # a bug: one line here, the traceback in the log file
-        st.error(record_crash(exc, "The import", resolve_db_path()), icon=":material/error:")
+        st.error(ui.md(record_crash(exc, "The import", resolve_db_path())), icon=":material/error:")
 
 report = st.session_state.get("import_report")
 if report is not None:
@@ -94,7 +94,7 @@ if report is not None:
     for column, (name, value) in zip(cols, report.counts().items(), strict=True):
         column.metric(name.capitalize(), f"{value:,}")
     if report.warnings:
-        st.caption(f"{len(report.warnings)} rows imported with repaired claim offsets")
+        st.caption(ui.fmt("{} rows imported with repaired claim offsets", len(report.warnings)))
         rows = pd.DataFrame([w.as_json() for w in report.warnings])
         st.dataframe(rows, hide_index=True, key="import_warnings")
     if not report.is_clean:

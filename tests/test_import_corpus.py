@@ -12,6 +12,7 @@ from bad_corpus import TRACES_FOR_LABELS, Kind, kinds
 from conftest import run_app
 
 from annotate.ingest.importer import ImportReport, import_traces
+from annotate.ingest.inbox import set_import_folder
 from annotate.store import open_store
 from annotate.users import User
 
@@ -27,12 +28,13 @@ def prepare(tmp_path: Path, kind: Kind, index: int, prefix: str) -> tuple[Path, 
     path = tmp_path / f"{prefix}{index}.{kind.suffix}"
     path.write_bytes(kind.data())
     db = tmp_path / f"{prefix}{index}.duckdb"
+    store = open_store(db)
     if kind.route == "labels":
         seed = tmp_path / f"{prefix}{index}-traces.jsonl"
         seed.write_bytes(TRACES_FOR_LABELS)
-        store = open_store(db)
         import_traces(store, seed)
-        store.close()
+    set_import_folder(store, str(tmp_path))  # the Import page reads files only from there
+    store.close()
     return path, db
 
 
@@ -82,8 +84,7 @@ def test_every_kind_through_the_cli(cli, tmp_path):
 
 
 def import_on_page(app, path: Path, route: str):
-    """Drive the Import page's widgets by key; the report (or None when the file was refused)."""
-    app.session_state["import_report"] = None
+    """Drive the Import page's widgets by key: a file in the import folder, by path."""
     app.radio(key="import_kind").set_value(route)
     app.text_input(key="import_path").input(str(path))
     app.button(key="import_run").click().run()
@@ -100,15 +101,15 @@ def page_exit(app, report: ImportReport | None) -> int:
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_every_kind_through_the_import_page(tmp_path, monkeypatch):
     table = []
-    first_db = tmp_path / "page-start.duckdb"
-    monkeypatch.setenv("ANNOTATE_DB", str(first_db))
-    app = run_app(LEAD, "pages/import_traces.py")
     for index, kind in enumerate(KINDS):
         path, db = prepare(tmp_path, kind, index, "page")
         monkeypatch.setenv("ANNOTATE_DB", str(db))
+        app = run_app(LEAD, "pages/import_traces.py")  # signed in on this store
         import_on_page(app, path, kind.route)
         assert not app.exception, (kind.name, app.exception)
-        report = app.session_state["import_report"]
+        report = (
+            app.session_state["import_report"] if "import_report" in app.session_state else None
+        )
         code = page_exit(app, report)
         assert code == kind.exit, kind.name
         line = None

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_app
+from conftest import plain, run_app
 
 from annotate import traces
 from annotate.crash_log import EXIT_UNEXPECTED
+from annotate.ingest.inbox import set_import_folder
+from annotate.store import open_store
 from annotate.ingest.importer import import_traces
 from annotate.store import imports as import_sql
 from annotate.users import User
@@ -72,13 +74,16 @@ def test_the_log_goes_beside_the_store_by_default(cli, tmp_path, monkeypatch, db
 def test_the_import_page_shows_a_bug_as_one_line_and_logs_it(tmp_path, monkeypatch):
     log = tmp_path / "page.log"
     monkeypatch.setenv("ANNOTATE_LOG", str(log))
+    store = open_store(tmp_path / "app.duckdb")
+    set_import_folder(store, str(tmp_path))
+    store.close()
     monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "app.duckdb"))
     app = run_app(User("lena", "lead"), "pages/import_traces.py")
     monkeypatch.setattr(import_sql, "insert_traces", boom)
     app.text_input(key="import_path").input(str(write_rows(tmp_path / "t.jsonl", row("a"))))
     app.button(key="import_run").click().run()
     assert not app.exception
-    assert [e.value for e in app.error] == [
+    assert [plain(e.value) for e in app.error] == [
         "The import failed unexpectedly (RuntimeError: boom second line); this is a bug in "
         "annotate. Nothing of it was stored (one transaction). Please report it; details are "
         f"in {log}"
