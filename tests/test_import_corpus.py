@@ -91,6 +91,13 @@ def import_on_page(app, path: Path, route: str):
     return app
 
 
+def report_of(app) -> ImportReport | None:
+    try:
+        return app.session_state["import_report"]
+    except KeyError:  # the file was refused: no report
+        return None
+
+
 def page_exit(app, report: ImportReport | None) -> int:
     if report is None:
         assert len(app.error) == 1, [e.value for e in app.error]
@@ -107,9 +114,7 @@ def test_every_kind_through_the_import_page(tmp_path, monkeypatch):
         app = run_app(LEAD, "pages/import_traces.py")  # signed in on this store
         import_on_page(app, path, kind.route)
         assert not app.exception, (kind.name, app.exception)
-        report = (
-            app.session_state["import_report"] if "import_report" in app.session_state else None
-        )
+        report = report_of(app)
         code = page_exit(app, report)
         assert code == kind.exit, kind.name
         line = None
