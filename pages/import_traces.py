@@ -93,6 +93,8 @@ if report is not None:
     cols = st.columns(4)
     for column, (name, value) in zip(cols, report.counts().items(), strict=True):
         column.metric(name.capitalize(), f"{value:,}")
+    if report.attached:
+        st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
     if report.warnings:
         st.caption(ui.fmt("{} rows imported with repaired claim offsets", len(report.warnings)))
         rows = pd.DataFrame([w.as_json() for w in report.warnings])

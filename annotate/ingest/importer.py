@@ -140,7 +140,8 @@ def import_traces(
                 _import_batch(store, report, batch, mapping or {})
             _check_not_empty(report, label)
             sql.finish_import(store, report.import_id, report.counts())
-            record_act(store, who, "import", str(import_id), file=label, **report.counts())
+            counts = {**report.counts(), "attached": report.attached}
+            record_act(store, who, "import", str(import_id), file=label, **counts)
     return report
 
 
