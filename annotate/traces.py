@@ -142,6 +142,12 @@ class RowError:
         return {"line": self.line, "field": self.field, "message": self.message}
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """A value quoted in a message, cut to `limit` characters so a huge one stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def printable(text: str) -> str:
     """Text with lone surrogates and NUL characters written as escapes."""
     if "\x00" in text:
@@ -236,7 +242,7 @@ def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> di
             merged[key] = value
     for key, value in merged.items():
         name = key if key in data and key not in KNOWN_FIELDS else f"attributes.{key}"
-        _limited(name, check_json_value, key)
+        _limited(name, check_name, str(key))
         _limited(name, check_json_value, value)
     return merged
 
@@ -370,7 +376,8 @@ def _parse_claim(item: Any, index: int) -> Claim:
             not isinstance(offset, int) or isinstance(offset, bool) or offset < 0
         ):
             raise _Invalid(
-                f"{name}.{key}", f"must be a character offset (an integer >= 0), got {offset!r}"
+                f"{name}.{key}",
+                f"must be a character offset (an integer >= 0), got {shown(offset)}",
             )
         if offset is not None:
             _limited(f"{name}.{key}", lambda v: check_int32(v, "a character offset"), offset)
@@ -401,12 +408,12 @@ def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
     _limited(f"{name}.label", check_name, label)
     level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
     if not isinstance(level, str) or level not in JUDGE_LEVELS:
-        raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {level!r}')
+        raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {shown(level)}')
     claim = item.get("claim")
     if level == "claim" and (not isinstance(claim, int) or isinstance(claim, bool) or claim < 0):
         raise _Invalid(
             f"{name}.claim",
-            f"must be the claim's index (an integer >= 0) for a claim-level verdict, got {claim!r}",
+            f"must be the claim's index (an integer >= 0) for a claim-level verdict, got {shown(claim)}",
         )
     if level == "claim":
         _limited(f"{name}.claim", lambda v: check_int32(v, "the claim's index"), claim)

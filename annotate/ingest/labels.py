@@ -24,7 +24,14 @@ from annotate.store import imports as import_sql
 from annotate.store import labels as sql
 from annotate.store.schema import ERROR_TYPES
 from annotate.trace_limits import check_int32, check_name, check_reviewer_name, check_text
-from annotate.traces import Record, RowError, describe_type, parse_timestamp, unexpected_error
+from annotate.traces import (
+    Record,
+    RowError,
+    describe_type,
+    parse_timestamp,
+    shown,
+    unexpected_error,
+)
 
 LABEL_FORMATS = ("jsonl", "json", "csv", "parquet")
 
@@ -61,20 +68,22 @@ def _parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list
     if isinstance(claim, str) and claim.isdigit():
         claim = int(claim)
     if not isinstance(claim, int) or isinstance(claim, bool) or claim < 0:
-        fail("claim", f"must be the claim's index in its trace (an integer >= 0), got {claim!r}")
+        fail(
+            "claim", f"must be the claim's index in its trace (an integer >= 0), got {shown(claim)}"
+        )
     else:
         _checked(fail, "claim", lambda v: check_int32(v, "the claim's index"), claim)
     if isinstance(row["label"], str) and row["label"] and row["label"] not in labels:
         fail(
             "label",
-            f"{row['label']!r} is not in the active rubric; use one of: {', '.join(labels)}",
+            f"{shown(row['label'])} is not in the active rubric; use one of: {', '.join(labels)}",
         )
     if row["error_type"] in ("", None):
         row["error_type"] = None
     elif row["error_type"] not in ERROR_TYPES:
         fail(
             "error_type",
-            f"{row['error_type']!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}",
+            f"{shown(row['error_type'])} is not an error type; use one of: {', '.join(ERROR_TYPES)}",
         )
     if row["note"] is not None and not isinstance(row["note"], str):
         fail("note", f"must be a string, got {describe_type(row['note'])}")
