@@ -89,3 +89,26 @@ def test_the_import_page_shows_a_bug_as_one_line_and_logs_it(tmp_path, monkeypat
         f"in {log}"
     ]
     assert "RuntimeError: boom" in log.read_text()
+
+
+def test_a_bug_on_one_otlp_trace_costs_that_trace_only(fresh_store, tmp_path, monkeypatch):
+    import bad_corpus
+
+    from annotate.ingest import otlp
+
+    context = otlp._context
+
+    def fragile(span, spans, handed_on):
+        if span.trace_id == "a2" * 16:
+            raise ZeroDivisionError("division by zero")
+        return context(span, spans, handed_on)
+
+    monkeypatch.setattr(otlp, "_context", fragile)
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(bad_corpus.otlp())
+    report = import_traces(fresh_store, path)
+    assert [str(e) for e in report.errors] == [
+        "line 2: could not be checked: ZeroDivisionError: division by zero. The row was skipped; "
+        "this is a bug in annotate, please report it with this row"
+    ]
+    assert report.imported == 1

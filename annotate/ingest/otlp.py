@@ -60,7 +60,7 @@ from annotate.ingest.otlp_values import (
     objects,
     timestamp_of,
 )
-from annotate.traces import Record, RowError, describe_type
+from annotate.traces import Record, RowError, describe_type, unexpected_error
 
 EVALUATION = "gen_ai.evaluation.result"
 
@@ -113,7 +113,7 @@ def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
     traces = _by_trace(spans)
     found.extend(_attach_verdicts(traces, evaluations))
     for trace_spans in traces.values():
-        found.extend(_trace_records(trace_spans))
+        found.extend(_guarded_records(trace_spans))
     yield from sorted(found, key=lambda item: item.line)
 
 
@@ -134,6 +134,15 @@ def _shape_problems(document: dict[str, Any], line: int) -> Iterator[RowError]:
             yield RowError(
                 line, key, f"must be a list of {shape}, got {describe_type(value)}; re-export it"
             )
+
+
+def _guarded_records(spans: list[Span]) -> list[Record | RowError]:
+    """One OTel trace's rows; a bug while building them costs that trace, never the file."""
+    try:
+        return list(_trace_records(spans))
+    except Exception as exc:
+        first = min(spans, key=lambda span: span.line)
+        return [unexpected_error(Record(first.line, None), exc)]
 
 
 def _raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
