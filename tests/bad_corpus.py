@@ -399,6 +399,17 @@ def kinds() -> list[Kind]:
         k("CSV bad JSON cell", "csv", csv_file('bad,r,"[1, 2"'), 1, 3, "context"),
         k("CSV NUL in a cell", "csv", csv_file("bad,a\x00b,c"), 1, 3, "response"),
         k(
+            "CSV NaN score in a JSON cell",
+            "csv",
+            b"trace_id,response,context,judge\n"
+            + f"g-1,{TEXT},{TEXT},\n".encode()
+            + b'bad,r,c,"[{""label"": ""ok"", ""score"": NaN}]"\n'
+            + f"g-2,{TEXT},{TEXT},\n".encode(),
+            1,
+            3,
+            "judge[0].score",
+        ),
+        k(
             "Parquet NaN score",
             "parquet",
             lambda: parquet_scores(float("nan")),

@@ -58,9 +58,9 @@ def first_reported(document: dict, kind: Kind) -> tuple[int | None, str | None]:
 
 
 def print_table(title: str, rows: list[tuple[str, int, object, str]]) -> None:
-    print(f"\n{title}\n{'kind':<42} {'exit':>4} {'line':>5}  kept")
+    print(f"\n{title}\n{'kind':<44} {'exit':>4} {'line':>5}  good rows kept")
     for name, code, where, kept in rows:
-        print(f"{name:<42} {code:>4} {where if where is not None else '-':>5}  {kept}")
+        print(f"{name:<44} {code:>4} {where if where is not None else '-':>5}  {kept}")
 
 
 def test_every_kind_through_the_cli(cli, tmp_path):
@@ -79,7 +79,7 @@ def test_every_kind_through_the_cli(cli, tmp_path):
         assert (line, field) == (kind.line, kind.field), (kind.name, result.err)
         kept = kept_in(db, kind) if db.exists() else set()
         assert kept == {name.format(stem=path.stem) for name in kind.kept}, kind.name
-        table.append((kind.name, result.code, line, f"{len(kept)}/{len(kind.kept)}"))
+        table.append((kind.name, result.code, line, str(len(kept))))
     print_table("bad-input corpus through `annotate import`", table)
 
 
@@ -123,5 +123,5 @@ def test_every_kind_through_the_import_page(tmp_path, monkeypatch):
             assert (line, field) == (kind.line, kind.field), kind.name
         imported = report.imported if report is not None else 0
         assert imported == len(kind.kept), (kind.name, imported)
-        table.append((kind.name, code, line, f"{imported}/{len(kind.kept)}"))
+        table.append((kind.name, code, line, str(imported)))
     print_table("bad-input corpus through the Import page", table)

@@ -41,11 +41,7 @@ def decode_line(raw: bytes, number: int) -> str | RowError:
 
 def parse_json_line(text: str, number: int) -> Record | RowError:
     try:
-        return Record(number, orjson.loads(text))
-    except orjson.JSONDecodeError:
-        pass
-    try:  # what orjson refuses but a field check names better: lone surrogates, NaN, Infinity
-        return Record(number, json.loads(text))
+        return Record(number, _loads(text))
     except (ValueError, RecursionError):
         return RowError(
             number,
@@ -235,13 +231,21 @@ def _csv_cell(key: str, cell: str) -> Any:
     if not stripped.startswith(("[", "{")):
         return cell if key == "context" else (None if not stripped else cell)
     try:
-        return orjson.loads(stripped)
-    except orjson.JSONDecodeError:
+        return _loads(stripped)
+    except (ValueError, RecursionError):
         return RowError(
             0,
             key,
             f"looks like JSON but is not valid ({json_problem(stripped)}); fix the cell's JSON",
         )
+
+
+def _loads(text: str) -> Any:
+    """orjson, else the stdlib for what a field check names better (NaN, lone surrogates)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _has_surrogates(text: str) -> bool:
