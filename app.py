@@ -12,17 +12,19 @@ import ui
 
 st.set_page_config(page_title="annotate", layout="wide")  # no page_icon: it would load from a CDN
 
-PAGE_FILES = {  # name -> (file stem in pages/, title, icon); the stem is the page's URL
-    "home": ("home", "Home", ":material/home:"),
-    "label": ("label", "Label", ":material/rate_review:"),
-    "import": ("import_traces", "Import", ":material/upload_file:"),
-    "sample": ("sample", "Sample", ":material/casino:"),
-    "assign": ("assign", "Assign", ":material/group_add:"),
-    "adjudicate": ("adjudicate", "Adjudicate", ":material/gavel:"),
-    "agreement": ("agreement", "Agreement", ":material/groups:"),
-    "calibration": ("calibration", "Calibration", ":material/balance:"),
-    "activity": ("activity", "Activity", ":material/history:"),
-    "users": ("users", "Users", ":material/manage_accounts:"),
+# name -> (file stem in pages/, title); the stem is the page's URL. No icons: Streamlit
+# fetches Material icons from a Google server, which would tell it who opened the app.
+PAGE_FILES = {
+    "home": ("home", "Home"),
+    "label": ("label", "Label"),
+    "import": ("import_traces", "Import"),
+    "sample": ("sample", "Sample"),
+    "assign": ("assign", "Assign"),
+    "adjudicate": ("adjudicate", "Adjudicate"),
+    "agreement": ("agreement", "Agreement"),
+    "calibration": ("calibration", "Calibration"),
+    "activity": ("activity", "Activity"),
+    "users": ("users", "Users"),
 }
 ROLE_PAGES = {
     "lead": [
@@ -43,15 +45,15 @@ ROLE_PAGES = {
 
 
 def _page(name: str) -> st.Page:
-    stem, title, icon = PAGE_FILES[name]
-    return st.Page(f"pages/{stem}.py", title=title, icon=icon, default=name == "home")
+    stem, title = PAGE_FILES[name]
+    return st.Page(f"pages/{stem}.py", title=title, default=name == "home")
 
 
 def _sign_in_everywhere() -> list[st.Page]:
     """Before sign-in, each page's address shows the sign-in form and nothing else."""
     return [
         st.Page(ui.sign_in_page, title="Sign in", url_path=stem, default=name == "home")
-        for name, (stem, _, _) in PAGE_FILES.items()
+        for name, (stem, _) in PAGE_FILES.items()
     ]
 
 

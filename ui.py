@@ -32,7 +32,7 @@ def store() -> Store:
 
 
 def show_error(exc: AnnotateError) -> None:
-    st.error(md(str(exc)), icon=":material/error:")
+    st.error(md(str(exc)))  # no icon: Material icons load from a Google server
 
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; Streamlit's
