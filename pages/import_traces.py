@@ -73,7 +73,7 @@ if st.button("Import", type="primary", key="import_run"):
     except AnnotateError as exc:
         ui.show_error(exc)
     except Exception as exc:  # a bug: one line here, the traceback in the log file
-        st.error(ui.md(record_crash(exc, "The import", resolve_db_path())), icon=":material/error:")
+        st.error(ui.md(record_crash(exc, "The import", resolve_db_path())))  # no icon, as ui
 
 report = st.session_state.get("import_report")
 if report is not None:
