@@ -164,3 +164,12 @@ def test_an_attribute_name_that_is_not_text_is_reported_as_an_escape(fresh_store
         "which is not valid Unicode text; re-export the text as UTF-8"
     ]
     assert report.imported == 2
+
+
+def test_an_integer_past_64_bits_in_a_json_array_is_named(fresh_store, tmp_path):
+    row = b'{"trace_id": "bad", "response": "r", "context": [], "big": 1180591620717411303424}'
+    report = import_traces(fresh_store, write(tmp_path, "t.json", b"[" + row + b"]"))
+    assert messages(report) == [
+        'item 1: "big" holds the integer 1180591620717411303424, beyond 64 bits; write it as a '
+        "string"
+    ]
