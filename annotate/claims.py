@@ -25,7 +25,7 @@ EXTRACTORS = ("auto", "provided", "sentences", "llm")
 FLAG_REASONS = ("not_atomic", "not_in_response", "not_a_claim", "other")
 MAX_CLAIMS = 20
 DEFAULT_CLAIM_MODEL = "claude-haiku-4-5"
-CLAIM_PROMPT_VERSION = "claims-v1"
+CLAIM_PROMPT_VERSION = "claims-v2"  # v2: every prompt tag defused in every block
 SENTENCE_BATCH = 500  # traces per transaction; an LLM run commits after every trace
 NO_KEY_FIX = ", or use --extractor sentences"
 
@@ -152,17 +152,21 @@ Example answer: {{"claims": [{{"text": "Python 3.11 is supported.", "quote": nul
 {{"text": "Python 3.12 is supported.", "quote": null}}]}}"""
 
 
+CLAIM_TAGS = ("request", "response")  # every tag CLAIM_SYSTEM names
+
+
 def claim_model() -> str:
     return os.environ.get("ANNOTATE_CLAIM_MODEL") or DEFAULT_CLAIM_MODEL
 
 
 def claim_prompt(response: str, request: str | None) -> str:
-    parts = [llm.fence("request", request)] if request and request.strip() else []
-    parts += [
-        llm.fence("response", response),
-        'List the claims of the response above as JSON {"claims": [...]}, following the rules.',
-    ]
-    return "\n\n".join(parts)
+    blocks = [("request", request)] if request and request.strip() else []
+    blocks.append(("response", response))
+    fenced = llm.fence(blocks, tags=CLAIM_TAGS)
+    return (
+        fenced
+        + '\n\nList the claims of the response above as JSON {"claims": [...]}, following the rules.'
+    )
 
 
 def extract_claims(

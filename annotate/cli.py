@@ -2,7 +2,8 @@
 
 Exit codes: 0 everything imported (or exact duplicates), 1 some rows rejected or
 conflicting, 2 usage errors (bad arguments, unreadable or empty file), 3 the store is
-locked by another process. With --json one JSON document goes to stdout and every
+locked by another process, 4 an unexpected error (a bug: one line on stderr, the traceback
+in the log file it names). With --json one JSON document goes to stdout and every
 message to stderr.
 """
 
@@ -21,6 +22,7 @@ from annotate.cli_agreement import add_agreement_commands
 from annotate.cli_claims import add_claims_commands
 from annotate.cli_people import add_people_commands
 from annotate.cli_samples import add_sample_commands
+from annotate.crash_log import EXIT_UNEXPECTED, record_crash
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
@@ -49,6 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AnnotateError as exc:
         _say(f"error: {exc}")
         return EXIT_REJECTED
+    except Exception as exc:  # a bug: one line here, the traceback in the log file
+        _say("error: " + record_crash(exc, f"annotate {args.command}", _db_of(args)))
+        return EXIT_UNEXPECTED
+
+
+def _db_of(args: argparse.Namespace) -> Path | None:
+    try:
+        return resolve_db_path(getattr(args, "db", None))
+    except Exception:
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,12 +262,16 @@ def _finish_import(report: ImportReport, as_json: bool) -> int:
 
 
 def _print_report(report: ImportReport) -> None:
+    attached = f", evaluations attached {report.attached}" if report.attached else ""
     _say(
         f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
-        f"duplicates {report.duplicates}, conflicts {report.conflicts} (import {report.import_id})"
+        f"duplicates {report.duplicates}, conflicts {report.conflicts}{attached} "
+        f"(import {report.import_id})"
     )
     for error in report.errors[:PRINTED_ERRORS]:
         _say(f"  {error}")
+    for warning in report.warnings[:PRINTED_ERRORS]:
+        _say(f"  warning: {warning}")
     hidden = report.rejected + report.conflicts - min(len(report.errors), PRINTED_ERRORS)
     if hidden > 0:
         _say(f"  ... and more: all are stored; see `annotate errors {report.import_id}`")

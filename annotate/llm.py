@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -59,10 +59,32 @@ def make_client(what: str = "this", fix: str = "") -> Any:
     )
 
 
-def fence(tag: str, text: str) -> str:
-    """Untrusted text inside <tag>...</tag>; every <tag or </tag inside it is defused to &lt;."""
-    defused = re.sub(rf"<(\s*/?\s*{re.escape(tag)}\b)", r"&lt;\1", text, flags=re.IGNORECASE)
-    return f"<{tag}>\n{defused}\n</{tag}>"
+# "<" and the brackets a model may read as one: fullwidth, small, single angle, math angle
+_OPENERS = "<\uff1c\ufe64\u2039\u3008\u27e8"
+_SLASHES = "/\uff0f\u2215"
+
+
+def fence(blocks: Sequence[tuple[str, str]], tags: Iterable[str] = ()) -> str:
+    """Untrusted texts, each inside its <tag>...</tag>, for every prompt that holds any.
+
+    In every block, every tag the prompt uses (the blocks' tags and `tags`, such as those
+    the system prompt names) is defused, in any spelling a model might still read as the
+    tag: any case, spaces, "_" or "-" inside, a slash or not, look-alike brackets. Its
+    opening bracket becomes "&lt;", so each block has exactly one opening and one closing tag.
+    """
+    pattern = _tag_pattern({tag for tag, _ in blocks} | set(tags))
+    return "\n\n".join(f"<{tag}>\n{pattern.sub(_defuse, text)}\n</{tag}>" for tag, text in blocks)
+
+
+def _tag_pattern(tags: set[str]) -> re.Pattern[str]:
+    names = "|".join(r"[\s_-]*".join(re.escape(ch) for ch in tag) for tag in sorted(tags))
+    return re.compile(
+        rf"[{_OPENERS}](?=\s*[{_SLASHES}]?\s*(?:{names}))", re.IGNORECASE | re.UNICODE
+    )
+
+
+def _defuse(match: re.Match[str]) -> str:
+    return "&lt;"
 
 
 def ask(

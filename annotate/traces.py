@@ -9,11 +9,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 import orjson
+
+from annotate.claim_offsets import OffsetProblem, check_offsets
+from annotate.trace_limits import (
+    check_finite,
+    check_int32,
+    check_json_value,
+    check_name,
+    check_text,
+    to_utc,
+)
 
 KNOWN_FIELDS = (
     "trace_id",
@@ -69,6 +79,7 @@ class Trace:
     judge: tuple[JudgeVerdict, ...] = ()
     attributes: dict[str, Any] = field(default_factory=dict)
     line: int = 0
+    warnings: tuple[RowError, ...] = field(default=(), compare=False)
 
     @property
     def is_judgeable(self) -> bool:
@@ -106,6 +117,7 @@ class Record:
     line: int
     data: Any
     unit: str = "line"
+    kind: str = "trace"  # or "evaluation": a verdict for a span imported earlier (OTLP)
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,11 @@ class RowError:
     message: str
     unit: str = "line"
 
+    def __post_init__(self) -> None:
+        # names and messages quote the row; they must be storable and printable text themselves
+        object.__setattr__(self, "field", printable(self.field))
+        object.__setattr__(self, "message", printable(self.message))
+
     def __str__(self) -> str:
         where = f"{self.unit} {self.line}"
         return (
@@ -123,6 +140,23 @@ class RowError:
 
     def as_json(self) -> dict[str, Any]:
         return {"line": self.line, "field": self.field, "message": self.message}
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value quoted in a message, cut to `limit` characters so a huge one stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def printable(text: str) -> str:
+    """Text with lone surrogates and NUL characters written as escapes."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class _Invalid(Exception):
@@ -149,7 +183,26 @@ def describe_type(value: Any) -> str:
 
 
 def parse_record(record: Record) -> Trace | list[RowError]:
-    """Validate one record; collect every field error on the row, not just the first."""
+    """Validate one record; collect every field error on the row, not just the first.
+
+    Never raises: an unexpected exception while checking the row becomes that row's error."""
+    try:
+        return _parse_record(record)
+    except Exception as exc:  # a bug must cost one row, never the file
+        return [unexpected_error(record, exc)]
+
+
+def unexpected_error(record: Record, exc: BaseException) -> RowError:
+    return RowError(
+        record.line,
+        "",
+        f"could not be checked: {type(exc).__name__}: {str(exc)[:200]}. The row was skipped; "
+        "this is a bug in annotate, please report it with this row",
+        record.unit,
+    )
+
+
+def _parse_record(record: Record) -> Trace | list[RowError]:
     data = record.data
     if not isinstance(data, Mapping):
         return [
@@ -169,15 +222,47 @@ def parse_record(record: Record) -> Trace | list[RowError]:
             errors.append(RowError(record.line, exc.field, exc.message, record.unit))
     if errors:
         return errors
-    attributes = dict(values.pop("attributes") or {})
-    for key, value in data.items():
-        if key not in KNOWN_FIELDS:
-            attributes[key] = value
     try:
+        attributes = _extra_attributes(values.pop("attributes"), data)
+        values["claims"], repaired = _checked_claims(values["response"], values["claims"])
         _check_claim_references(values["claims"], values["judge"])
     except _Invalid as exc:
         return [RowError(record.line, exc.field, exc.message, record.unit)]
-    return Trace(**values, attributes=attributes, line=record.line)
+    warnings = tuple(RowError(record.line, name, text, record.unit) for name, text in repaired)
+    trace = Trace(**values, attributes=attributes, line=record.line, warnings=warnings)
+    _ = trace.content_hash  # canonical JSON must be possible before the row is accepted
+    return trace
+
+
+def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Declared attributes plus every unknown top-level key, each checked for the store."""
+    merged = dict(attributes)
+    for key, value in data.items():
+        if key not in KNOWN_FIELDS:
+            merged[key] = value
+    for key, value in merged.items():
+        name = key if key in data and key not in KNOWN_FIELDS else f"attributes.{key}"
+        _limited(name, check_name, str(key))
+        _limited(name, check_json_value, value)
+    return merged
+
+
+def _checked_claims(
+    response: str, claims: tuple[Claim, ...]
+) -> tuple[tuple[Claim, ...], list[tuple[str, str]]]:
+    try:
+        fixed, warnings = check_offsets(response, claims)
+    except OffsetProblem as exc:
+        raise _Invalid(exc.field, exc.message) from None
+    return tuple(fixed), warnings
+
+
+def _limited(name: str, check: Any, value: Any) -> Any:
+    """Run a trace_limits check; its ValueError becomes this field's error."""
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise _Invalid(name, str(exc)) from None
 
 
 def _required_text(name: str) -> Any:
@@ -190,7 +275,7 @@ def _required_text(name: str) -> Any:
             raise _Invalid(name, f"must be a string, got {describe_type(value)}")
         if name == "trace_id" and not value.strip():
             raise _Invalid(name, "must not be empty")
-        return value
+        return _limited(name, check_name if name == "trace_id" else check_text, value)
 
     return parse
 
@@ -200,10 +285,10 @@ def _optional_text(name: str) -> Any:
         if value is None or value == "":
             return None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
+            return str(_limited(name, check_finite, value) if isinstance(value, float) else value)
         if not isinstance(value, str):
             raise _Invalid(name, f"must be a string, got {describe_type(value)}")
-        return value
+        return _limited(name, check_text if name == "request" else check_name, value)
 
     return parse
 
@@ -223,9 +308,7 @@ def _parse_timestamp(value: Any, present: bool) -> datetime | None:
             ) from None
     else:
         raise _Invalid("timestamp", f"must be an ISO 8601 string, got {describe_type(value)}")
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment
+    return _limited("timestamp", to_utc, moment)
 
 
 def parse_timestamp(value: Any) -> datetime | None:
@@ -255,14 +338,16 @@ def _parse_context(value: Any, present: bool) -> tuple[ContextItem, ...]:
 
 def _parse_context_item(item: Any, index: int) -> ContextItem:
     if isinstance(item, str):
-        return ContextItem(item)
+        return ContextItem(_limited(f"context[{index}]", check_text, item))
     if isinstance(item, Mapping) and isinstance(item.get("text"), str):
         source = item.get("source")
         if source is not None and not isinstance(source, str):
             raise _Invalid(
                 f"context[{index}].source", f"must be a string, got {describe_type(source)}"
             )
-        return ContextItem(item["text"], source)
+        if source is not None:
+            _limited(f"context[{index}].source", check_name, source)
+        return ContextItem(_limited(f"context[{index}].text", check_text, item["text"]), source)
     got = "an object without a text string" if isinstance(item, Mapping) else describe_type(item)
     raise _Invalid(f"context[{index}]", f"{_CONTEXT_SHAPE}, got {got}")
 
@@ -280,7 +365,7 @@ def _parse_claims(value: Any, present: bool) -> tuple[Claim, ...]:
 def _parse_claim(item: Any, index: int) -> Claim:
     name = f"claims[{index}]"
     if isinstance(item, str):
-        return Claim(item)
+        return Claim(_limited(name, check_text, item))
     if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
         raise _Invalid(
             name, f"must be a string or a {{text, start, end}} object, got {describe_type(item)}"
@@ -291,11 +376,14 @@ def _parse_claim(item: Any, index: int) -> Claim:
             not isinstance(offset, int) or isinstance(offset, bool) or offset < 0
         ):
             raise _Invalid(
-                f"{name}.{key}", f"must be a character offset (an integer >= 0), got {offset!r}"
+                f"{name}.{key}",
+                f"must be a character offset (an integer >= 0), got {shown(offset)}",
             )
+        if offset is not None:
+            _limited(f"{name}.{key}", lambda v: check_int32(v, "a character offset"), offset)
     if start is not None and end is not None and end < start:
         raise _Invalid(f"{name}.end", f"must not be before start ({end} < {start})")
-    return Claim(item["text"], start, end)
+    return Claim(_limited(f"{name}.text", check_text, item["text"]), start, end)
 
 
 def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
@@ -317,27 +405,46 @@ def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
     label = item.get("label")
     if not isinstance(label, str) or not label:
         raise _Invalid(f"{name}.label", f"must be a non-empty string, got {describe_type(label)}")
+    _limited(f"{name}.label", check_name, label)
     level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
-    if level not in JUDGE_LEVELS:
-        raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {level!r}')
+    if not isinstance(level, str) or level not in JUDGE_LEVELS:
+        raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {shown(level)}')
     claim = item.get("claim")
     if level == "claim" and (not isinstance(claim, int) or isinstance(claim, bool) or claim < 0):
         raise _Invalid(
             f"{name}.claim",
-            f"must be the claim's index (an integer >= 0) for a claim-level verdict, got {claim!r}",
+            f"must be the claim's index (an integer >= 0) for a claim-level verdict, got {shown(claim)}",
         )
+    if level == "claim":
+        _limited(f"{name}.claim", lambda v: check_int32(v, "the claim's index"), claim)
     score = item.get("score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
         raise _Invalid(f"{name}.score", f"must be a number, got {describe_type(score)}")
     explanation = item.get("explanation")
     return JudgeVerdict(
-        judge=str(item.get("judge") or "imported"),
+        judge=_limited(f"{name}.judge", _judge_name, item.get("judge")),
         level=level,
         label=label,
         claim=claim if level == "claim" else None,
-        score=float(score) if score is not None else None,
-        explanation=explanation if isinstance(explanation, str) else None,
+        score=_limited(f"{name}.score", check_finite, score) if score is not None else None,
+        explanation=_limited(f"{name}.explanation", check_text, explanation)
+        if isinstance(explanation, str)
+        else None,
     )
+
+
+def check_verdict(data: Any) -> JudgeVerdict | tuple[str, str]:
+    """One verdict object on its own: the verdict, or (field, message) naming what is wrong."""
+    try:
+        return _parse_verdict(data, 0)
+    except _Invalid as exc:
+        return exc.field.removeprefix("judge[0]").lstrip("."), exc.message
+
+
+def _judge_name(value: Any) -> str:
+    if isinstance(value, float):
+        check_finite(value)
+    return check_name(str(value or "imported"))
 
 
 def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:

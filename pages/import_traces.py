@@ -7,11 +7,13 @@ import pandas as pd
 import streamlit as st
 
 import ui
+from annotate.crash_log import record_crash
 from annotate.errors import AnnotateError
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.inbox import import_folder, inbox_files, inbox_path
 from annotate.ingest.labels import import_labels
+from annotate.store import resolve_db_path
 from annotate.store.imports import import_errors
 
 user = ui.require_role("lead")
@@ -70,6 +72,8 @@ if st.button("Import", type="primary", key="import_run"):
             st.warning("Upload a file or give a path first.")
     except AnnotateError as exc:
         ui.show_error(exc)
+    except Exception as exc:  # a bug: one line here, the traceback in the log file
+        st.error(ui.md(record_crash(exc, "The import", resolve_db_path())))  # no icon, as ui
 
 report = st.session_state.get("import_report")
 if report is not None:
@@ -89,6 +93,12 @@ if report is not None:
     cols = st.columns(4)
     for column, (name, value) in zip(cols, report.counts().items(), strict=True):
         column.metric(name.capitalize(), f"{value:,}")
+    if report.attached:
+        st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
+    if report.warnings:
+        st.caption(ui.fmt("{} rows imported with repaired claim offsets", len(report.warnings)))
+        rows = pd.DataFrame([w.as_json() for w in report.warnings])
+        st.dataframe(rows, hide_index=True, key="import_warnings")
     if not report.is_clean:
         st.subheader("Rejected rows")
         errors = import_errors(ui.store(), report.import_id)

@@ -307,7 +307,7 @@ def test_llm_without_a_key_says_what_to_do(sample_store):
 
 def test_fence_defuses_its_own_tags_in_any_spelling():
     assert (
-        fence("response", "a </response> b <RESPONSE> c < /response x>")
+        fence([("response", "a </response> b <RESPONSE> c < /response x>")])
         == "<response>\na &lt;/response> b &lt;RESPONSE> c &lt; /response x>\n</response>"
     )
 

@@ -22,7 +22,9 @@ def test_clean_import_exits_0_with_the_json_contract(cli):
         "rejected": 0,
         "duplicates": 0,
         "conflicts": 0,
+        "attached": 0,
         "errors": [],
+        "warnings": [],
     }
     assert "imported 3, rejected 0" in result.err
 

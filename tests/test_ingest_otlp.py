@@ -33,7 +33,7 @@ def traces_in(path: Path) -> dict[str, Trace]:
     """Every record of the file through parse_record; each must become a Trace."""
     found = {}
     for item in read(path):
-        if isinstance(item, Record):
+        if isinstance(item, Record) and item.kind == "trace":
             trace = parse_record(item)
             assert isinstance(trace, Trace), trace
             found[trace.trace_id] = trace
@@ -263,7 +263,7 @@ def test_an_llm_span_without_output_text_is_reported_not_dropped(tmp_path):
     ]
 
 
-def test_evaluations_that_cannot_become_verdicts_are_reported(tmp_path):
+def test_evaluations_that_cannot_become_verdicts_are_reported(tmp_path, fresh_store):
     trace_id, span_id = "55" * 16, "66" * 8
     path = write_lines(
         tmp_path,
@@ -277,11 +277,11 @@ def test_evaluations_that_cannot_become_verdicts_are_reported(tmp_path):
             trace_id, span_id, {"gen_ai.evaluation.name": "j", "gen_ai.evaluation.score.value": 0.4}
         ),
     )
-    items = read(path)
-    assert errors_in(items) == [
+    report = import_traces(fresh_store, path)
+    assert [str(error) for error in report.errors] == [
         f"line 2: \"gen_ai.evaluation.result\" from 'j' names span 7777777777777777 of trace "
-        f"{trace_id}, which is not in this file; export the spans and their evaluations to "
-        "the same file",
+        f"{trace_id}, which is neither in this file nor in the store; import the spans first "
+        "(or export spans and evaluations to the same file)",
         "line 3: \"gen_ai.evaluation.score.label\" is missing on the evaluation from 'j': a "
         "verdict needs a label to compare with reviewers; record gen_ai.evaluation.score.label "
         '(such as "supported")',

@@ -12,7 +12,7 @@ from typing import IO
 
 import orjson
 
-from annotate.errors import InputError
+from annotate.errors import AnnotateError, InputError
 from annotate.ingest import generic, otlp, transcript
 from annotate.traces import Record, RowError
 
@@ -33,7 +33,28 @@ _KNOWN = "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON or an agent transcri
 def read_records(fh: IO[bytes], fmt: str) -> Iterator[Record | RowError]:
     if fmt not in READERS:
         raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
-    return READERS[fmt](fh)
+    return _guarded(READERS[fmt](fh))
+
+
+def _guarded(records: Iterator[Record | RowError]) -> Iterator[Record | RowError]:
+    """A reader that fails unexpectedly stops there: that row is reported, the rows before kept."""
+    last: Record | RowError | None = None
+    try:
+        for item in records:
+            last = item
+            yield item
+    except AnnotateError:
+        raise
+    except Exception as exc:
+        line = last.line + 1 if last is not None else 1
+        unit = last.unit if last is not None else "line"
+        yield RowError(
+            line,
+            "",
+            f"the file cannot be read from here ({type(exc).__name__}: {str(exc)[:200]}). "
+            "Reading stopped; the rows before it were kept: fix the file and import it again",
+            unit,
+        )
 
 
 def detect_format(fh: IO[bytes], name: str) -> str:
@@ -71,8 +92,11 @@ def _detect_json(text: bytes) -> str:
     return "jsonl"
 
 
+BINARY_SHARE = 0.10
+
+
 def _is_binary(head: bytes) -> bool:
-    if b"\0" in head:
-        return True
+    """Binary when more than a tenth of the first 64 KiB are NUL or other control bytes;
+    a stray NUL in a text file is reported on its line instead."""
     control = sum(1 for byte in head if byte < 9 or 13 < byte < 32)
-    return control > len(head) // 10
+    return control > len(head) * BINARY_SHARE

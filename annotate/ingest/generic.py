@@ -11,17 +11,22 @@ import codecs
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
 import ijson
 import orjson
 
+from annotate.errors import InputError
+from annotate.trace_limits import MAX_TEXT_CHARS
 from annotate.traces import Record, RowError
 
 BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")
 _UTF8_FIX = "is not valid UTF-8 ({reason}); re-save the file as UTF-8"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_KEPT = "The rows before it were kept"
 
 
 def decode_line(raw: bytes, number: int) -> str | RowError:
@@ -36,8 +41,8 @@ def decode_line(raw: bytes, number: int) -> str | RowError:
 
 def parse_json_line(text: str, number: int) -> Record | RowError:
     try:
-        return Record(number, orjson.loads(text))
-    except orjson.JSONDecodeError:
+        return Record(number, _loads(text))
+    except (ValueError, RecursionError):
         return RowError(
             number,
             "",
@@ -66,7 +71,20 @@ def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
             continue
         if not text.strip():
             continue
+        if "\x00" in text:
+            yield stray_nul(text, number)
+            continue
         yield parse_json_line(text.rstrip("\r\n"), number)
+
+
+def stray_nul(text: str, number: int) -> RowError:
+    column = text.index("\x00") + 1
+    return RowError(
+        number,
+        "",
+        f"holds a NUL byte at column {column}, which is not text; remove it "
+        "(a few such bytes in a text file are damage, not a binary file)",
+    )
 
 
 def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -74,18 +92,56 @@ def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
     head = fh.read(len(BOM))
     if head != BOM:
         fh.seek(0)
-    index = 0
+    start = fh.tell()
+    read = 0
+    backend = _json_backend(fh)
     try:
-        for index, item in enumerate(ijson.items(fh, "item", use_float=True), start=1):
-            yield Record(index, item, unit="item")
+        for read, item in enumerate(backend.items(fh, "item", use_float=True), start=1):
+            yield Record(read, item, unit="item")
     except (ijson.JSONError, UnicodeDecodeError) as exc:
-        yield RowError(
-            index + 1,
-            "",
-            f"the JSON document stops being valid after item {index} ({exc}); "
-            "fix the file and import it again (items before it were read)",
-            unit="item",
-        )
+        if backend is not _PY_JSON and "integer overflow" in str(exc):
+            fh.seek(start)  # the C parser stops at integers past 64 bits; the Python one reads on
+            yield from _items_after(fh, read)
+        else:
+            yield _array_stop(read, exc)
+
+
+_PY_JSON = ijson.get_backend("python")
+
+
+def _items_after(fh: IO[bytes], skip: int) -> Iterator[Record | RowError]:
+    read = 0
+    try:
+        for read, item in enumerate(_PY_JSON.items(fh, "item", use_float=True), start=1):
+            if read > skip:
+                yield Record(read, item, unit="item")
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
+        yield _array_stop(read, exc)
+
+
+def _array_stop(read: int, exc: Exception) -> RowError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RowError(
+        read + 1,
+        "",
+        f"the JSON document stops being valid after item {read} ({reason}); "
+        "fix the file and import it again (items before it were read)",
+        unit="item",
+    )
+
+
+def _json_backend(fh: IO[bytes]) -> Any:
+    """The C parser, unless the file escapes surrogates: it turns a lone one into "?" silently,
+    the pure-Python one keeps it so the field check rejects it like on a JSON line."""
+    start = fh.tell()
+    found, tail = False, b""
+    while chunk := fh.read(1 << 20):
+        if _SURROGATE_ESCAPE.search(tail + chunk):
+            found = True
+            break
+        tail = chunk[-8:]
+    fh.seek(start)
+    return _PY_JSON if found else ijson
 
 
 def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -101,17 +157,50 @@ def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
     try:
         yield Record(1, orjson.loads(data))
     except orjson.JSONDecodeError as exc:
-        yield RowError(1, "", f"the file is not valid JSON ({exc})")
+        yield _document_record(data, exc)
+
+
+def _document_record(data: bytes, exc: Exception) -> Record | RowError:
+    try:  # lone surrogates: the field check names the field, as on a JSON line
+        return Record(1, json.loads(data.decode("utf-8")))
+    except (ValueError, RecursionError):
+        return RowError(1, "", f"the file is not valid JSON ({exc})")
 
 
 def read_csv(fh: IO[bytes]) -> Iterator[Record | RowError]:
-    """CSV with a header row; quoted newlines are fine; JSON cells are decoded."""
+    """CSV with a header row; quoted newlines are fine; JSON cells are decoded.
+
+    Strict quoting: a quote that is never closed, or a cell longer than a text may be,
+    stops the reader; that row is reported and the rows before it are kept."""
+    if csv.field_size_limit() < MAX_TEXT_CHARS:
+        csv.field_size_limit(MAX_TEXT_CHARS)
     text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    reader = csv.DictReader(text)
-    line = reader.line_num + 1
-    for row in reader:
-        start, line = line + 1, reader.line_num
-        yield _csv_record(row, start)
+    reader = csv.DictReader(text, strict=True)
+    line = 1  # the header's
+    try:
+        for row in reader:
+            start, line = line + 1, reader.line_num
+            yield _csv_record(row, start)
+    except csv.Error as exc:
+        header_read = getattr(reader, "_fieldnames", None) is not None
+        yield _csv_stop(str(exc), line + 1 if header_read else 1)
+
+
+def _csv_stop(problem: str, start: int) -> RowError:
+    if "field larger than field limit" in problem:
+        why = (
+            f"a cell is longer than {MAX_TEXT_CHARS:,} characters, the most the store takes; "
+            "shorten it"
+        )
+    elif "unexpected end of data" in problem:
+        why = (
+            'a quoted cell that begins on this line is never closed: its " quote runs to the '
+            "end of the file and swallows every line after it; close the quote (write a quote "
+            'inside a cell as "")'
+        )
+    else:
+        why = f'the CSV quoting is broken ({problem}); a quote inside a cell is written as ""'
+    return RowError(start, "", f"{why}. Reading stopped here. {_KEPT}")
 
 
 def _csv_record(row: dict[str | Any, Any], line: int) -> Record | RowError:
@@ -142,13 +231,21 @@ def _csv_cell(key: str, cell: str) -> Any:
     if not stripped.startswith(("[", "{")):
         return cell if key == "context" else (None if not stripped else cell)
     try:
-        return orjson.loads(stripped)
-    except orjson.JSONDecodeError:
+        return _loads(stripped)
+    except (ValueError, RecursionError):
         return RowError(
             0,
             key,
             f"looks like JSON but is not valid ({json_problem(stripped)}); fix the cell's JSON",
         )
+
+
+def _loads(text: str) -> Any:
+    """orjson, else the stdlib for what a field check names better (NaN, lone surrogates)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _has_surrogates(text: str) -> bool:
@@ -161,13 +258,53 @@ def _has_surrogates(text: str) -> bool:
 
 def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
     """Parquet, streamed in row batches; nested lists and structs arrive as Python objects."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    try:
+        parquet = pq.ParquetFile(fh)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"the file is not a readable Parquet file ({exc}); it may be cut short: export it again"
+        ) from None
     number = 0
-    for batch in pq.ParquetFile(fh).iter_batches(batch_size=2048):
-        for row in batch.to_pylist():
-            number += 1
-            yield Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
+    try:  # row group by row group, so damage in one keeps every row before it
+        for group in range(parquet.num_row_groups):
+            for batch in parquet.iter_batches(batch_size=2048, row_groups=[group]):
+                for row in _batch_rows(batch):
+                    number += 1
+                    yield _parquet_record(row, number)
+    except (pa.ArrowException, OSError) as exc:
+        problem = " ".join(str(exc).split())[:200]
+        message = f"the Parquet file cannot be read past row {number} ({problem}). {_KEPT}: "
+        yield RowError(number + 1, "", message + "export the file again", unit="row")
+
+
+def _batch_rows(batch: Any) -> list[dict[str, Any] | RowError]:
+    """Rows as dicts; a row holding a value Python cannot represent becomes its error."""
+    try:
+        return list(batch.to_pylist())
+    except (ValueError, OverflowError):
+        return [_one_row(batch, index) for index in range(batch.num_rows)]
+
+
+def _one_row(batch: Any, index: int) -> dict[str, Any] | RowError:
+    row: dict[str, Any] = {}
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            row[name] = column.slice(index, 1).to_pylist()[0]
+        except (ValueError, OverflowError) as exc:
+            message = (
+                f"holds a value Python cannot represent ({exc}); dates must be in years 1-9999"
+            )
+            return RowError(0, name, message, unit="row")
+    return row
+
+
+def _parquet_record(row: dict[str, Any] | RowError, number: int) -> Record | RowError:
+    if isinstance(row, RowError):
+        return RowError(number, row.field, row.message, unit="row")
+    return Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
 
 
 def _first_significant_byte(fh: IO[bytes]) -> bytes:

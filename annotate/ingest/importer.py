@@ -17,9 +17,17 @@ from typing import IO, Any
 from annotate.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import FORMATS, detect_format, read_records
+from annotate.ingest.evaluations import attach_evaluations
 from annotate.store import Store
 from annotate.store import imports as sql
-from annotate.traces import REQUIRED_FIELDS, Record, RowError, Trace, parse_record
+from annotate.traces import (
+    REQUIRED_FIELDS,
+    Record,
+    RowError,
+    Trace,
+    parse_record,
+    unexpected_error,
+)
 
 BATCH_SIZE = 2000
 KEPT_ERRORS = 1000  # in the report; the store keeps every one
@@ -35,7 +43,9 @@ class ImportReport:
     rejected: int = 0
     duplicates: int = 0
     conflicts: int = 0
+    attached: int = 0  # evaluations attached to calls imported earlier (OTLP)
     errors: list[RowError] = field(default_factory=list)
+    warnings: list[RowError] = field(default_factory=list)  # repaired, and imported
 
     @property
     def is_clean(self) -> bool:
@@ -50,7 +60,12 @@ class ImportReport:
         }
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.counts(), "errors": [e.as_json() for e in self.errors]}
+        return {
+            **self.counts(),
+            "attached": self.attached,
+            "errors": [e.as_json() for e in self.errors],
+            "warnings": [w.as_json() for w in self.warnings],
+        }
 
 
 def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
@@ -125,7 +140,8 @@ def import_traces(
                 _import_batch(store, report, batch, mapping or {})
             _check_not_empty(report, label)
             sql.finish_import(store, report.import_id, report.counts())
-            record_act(store, who, "import", str(import_id), file=label, **report.counts())
+            counts = {**report.counts(), "attached": report.attached}
+            record_act(store, who, "import", str(import_id), file=label, **counts)
     return report
 
 
@@ -161,7 +177,11 @@ def _import_batch(
     errors: list[RowError] = []
     fresh: dict[str, Trace] = {}
     parsed: list[Trace] = []
+    evaluations = [i for i in batch if isinstance(i, Record) and i.kind == "evaluation"]
+    _attach(store, report, evaluations, errors)
     for item in batch:
+        if isinstance(item, Record) and item.kind == "evaluation":
+            continue
         result = _parse(item, mapping)
         if isinstance(result, Trace):
             parsed.append(result)
@@ -173,15 +193,29 @@ def _import_batch(
         _classify(trace, stored, fresh, report, errors, report.import_id)
     sql.insert_traces(store, report.import_id, list(fresh.values()))
     report.imported += len(fresh)
+    report.warnings.extend(w for trace in fresh.values() for w in trace.warnings)
     sql.add_import_errors(store, report.import_id, errors)
     room = KEPT_ERRORS - len(report.errors)
     report.errors.extend(errors[: max(room, 0)])
 
 
+def _attach(
+    store: Store, report: ImportReport, evaluations: list[Record], errors: list[RowError]
+) -> None:
+    outcome = attach_evaluations(store, report.import_id, evaluations)
+    report.attached += outcome.attached
+    report.duplicates += outcome.duplicates
+    report.rejected += len(outcome.errors)
+    errors.extend(outcome.errors)
+
+
 def _parse(item: Record | RowError, mapping: Mapping[str, str]) -> Trace | list[RowError]:
     if isinstance(item, RowError):
         return [item]
-    record = Record(item.line, apply_mapping(item.data, mapping), item.unit)
+    try:
+        record = Record(item.line, apply_mapping(item.data, mapping), item.unit)
+    except Exception as exc:  # a bug must cost one row, never the file
+        return [unexpected_error(item, exc)]
     result = parse_record(record)
     if isinstance(result, list) and mapping:
         return [_mention_mapping(error, mapping) for error in result]
@@ -233,5 +267,6 @@ def _conflict(trace: Trace, first: tuple[str, int, int], import_id: int) -> RowE
 
 def _check_not_empty(report: ImportReport, label: str) -> None:
     total = report.imported + report.rejected + report.duplicates + report.conflicts
+    total += report.attached
     if total == 0:
         raise InputError(f"{label} holds no rows: there is nothing to import")

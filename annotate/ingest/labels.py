@@ -23,13 +23,30 @@ from annotate.store import Store
 from annotate.store import imports as import_sql
 from annotate.store import labels as sql
 from annotate.store.schema import ERROR_TYPES
-from annotate.traces import Record, RowError, describe_type, parse_timestamp
+from annotate.trace_limits import check_int32, check_name, check_reviewer_name, check_text
+from annotate.traces import (
+    Record,
+    RowError,
+    describe_type,
+    parse_timestamp,
+    shown,
+    unexpected_error,
+)
 
 LABEL_FORMATS = ("jsonl", "json", "csv", "parquet")
 
 
 def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[RowError]:
-    """Check one row's fields against the rubric; every problem on the row is reported."""
+    """Check one row's fields against the rubric; every problem on the row is reported.
+
+    Never raises: an unexpected exception while checking the row becomes that row's error."""
+    try:
+        return _parse_label_row(record, labels)
+    except Exception as exc:  # a bug must cost one row, never the file
+        return [unexpected_error(record, exc)]
+
+
+def _parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[RowError]:
     data = record.data
     if not isinstance(data, Mapping):
         message = f"must be a JSON object with trace_id, claim, reviewer and label, got {describe_type(data)}"
@@ -45,25 +62,33 @@ def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[
         if not isinstance(value, str) or not value.strip():
             got = "an empty string" if value == "" else describe_type(value)
             fail(name, f"is required and must be a non-empty string, got {got}")
+        else:
+            row[name] = _checked(fail, name, _TEXT_CHECKS[name], value)
     claim = data.get("claim")
     if isinstance(claim, str) and claim.isdigit():
         claim = int(claim)
     if not isinstance(claim, int) or isinstance(claim, bool) or claim < 0:
-        fail("claim", f"must be the claim's index in its trace (an integer >= 0), got {claim!r}")
+        fail(
+            "claim", f"must be the claim's index in its trace (an integer >= 0), got {shown(claim)}"
+        )
+    else:
+        _checked(fail, "claim", lambda v: check_int32(v, "the claim's index"), claim)
     if isinstance(row["label"], str) and row["label"] and row["label"] not in labels:
         fail(
             "label",
-            f"{row['label']!r} is not in the active rubric; use one of: {', '.join(labels)}",
+            f"{shown(row['label'])} is not in the active rubric; use one of: {', '.join(labels)}",
         )
     if row["error_type"] in ("", None):
         row["error_type"] = None
     elif row["error_type"] not in ERROR_TYPES:
         fail(
             "error_type",
-            f"{row['error_type']!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}",
+            f"{shown(row['error_type'])} is not an error type; use one of: {', '.join(ERROR_TYPES)}",
         )
     if row["note"] is not None and not isinstance(row["note"], str):
         fail("note", f"must be a string, got {describe_type(row['note'])}")
+    elif row["note"] is not None:
+        _checked(fail, "note", check_text, row["note"])
     try:
         created = parse_timestamp(data.get("created_at"))
     except ValueError as exc:
@@ -72,6 +97,18 @@ def parse_label_row(record: Record, labels: list[str]) -> dict[str, Any] | list[
     if errors:
         return errors
     return {**row, "claim_index": claim, "created_at": created, "line": record.line}
+
+
+_TEXT_CHECKS = {"trace_id": check_name, "reviewer": check_reviewer_name, "label": check_name}
+
+
+def _checked(fail: Any, name: str, check: Any, value: Any) -> Any:
+    """A trace_limits check; its ValueError is this field's error on the row."""
+    try:
+        return check(value)
+    except ValueError as exc:
+        fail(name, str(exc))
+        return value
 
 
 def _event_hash(row: dict[str, Any]) -> str:

@@ -48,6 +48,7 @@ from annotate.ingest.otlp_messages import (
     verdict_of,
 )
 from annotate.ingest.otlp_values import (
+    MAX_NANOS,
     NOT_AN_EXPORT,
     any_value,
     as_object,
@@ -59,7 +60,7 @@ from annotate.ingest.otlp_values import (
     objects,
     timestamp_of,
 )
-from annotate.traces import Record, RowError
+from annotate.traces import Record, RowError, describe_type, unexpected_error
 
 EVALUATION = "gen_ai.evaluation.result"
 
@@ -101,13 +102,47 @@ def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
         if not is_export(document):
             found.append(RowError(line, "", NOT_AN_EXPORT))
             continue
-        spans.extend(_spans(document, line))
-        evaluations.extend(_evaluations(document, line))
+        problems = list(_shape_problems(document, line))
+        new_spans = list(_spans(document, line))
+        new_evaluations = list(_evaluations(document, line))
+        if not (problems or new_spans or new_evaluations):
+            problems.append(RowError(line, "", _NOTHING))
+        found.extend(problems)
+        spans.extend(new_spans)
+        evaluations.extend(new_evaluations)
     traces = _by_trace(spans)
     found.extend(_attach_verdicts(traces, evaluations))
     for trace_spans in traces.values():
-        found.extend(_trace_records(trace_spans))
+        found.extend(_guarded_records(trace_spans))
     yield from sorted(found, key=lambda item: item.line)
+
+
+_NOTHING = (
+    "holds no spans and no gen_ai.evaluation.result log records: there is nothing to import "
+    "on this line; check the exporter's output or delete the line"
+)
+_SHAPES = {
+    "resourceSpans": "resource spans ({resource, scopeSpans: [{spans: [...]}]})",
+    "resourceLogs": "resource logs ({resource, scopeLogs: [{logRecords: [...]}]})",
+}
+
+
+def _shape_problems(document: dict[str, Any], line: int) -> Iterator[RowError]:
+    for key, shape in _SHAPES.items():
+        value = document.get(key)
+        if key in document and not isinstance(value, list):
+            yield RowError(
+                line, key, f"must be a list of {shape}, got {describe_type(value)}; re-export it"
+            )
+
+
+def _guarded_records(spans: list[Span]) -> list[Record | RowError]:
+    """One OTel trace's rows; a bug while building them costs that trace, never the file."""
+    try:
+        return list(_trace_records(spans))
+    except Exception as exc:
+        first = min(spans, key=lambda span: span.line)
+        return [unexpected_error(Record(first.line, None), exc)]
 
 
 def _raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
@@ -194,8 +229,9 @@ def _by_trace(spans: list[Span]) -> dict[str, list[Span]]:
 
 def _attach_verdicts(
     traces: dict[str, list[Span]], evaluations: list[Evaluation]
-) -> Iterator[RowError]:
-    """Give each verdict to the span it names; report the ones that cannot be placed."""
+) -> Iterator[Record | RowError]:
+    """Give each verdict to the span it names; one naming a span not in this file is passed
+    on as an "evaluation" Record, for the importer to attach to a span in the store."""
     by_response = {
         _response_id(span.attributes): span for spans in traces.values() for span in spans
     }
@@ -205,7 +241,7 @@ def _attach_verdicts(
         if verdict is None:
             yield RowError(evaluation.line, "gen_ai.evaluation.score.label", _no_label(evaluation))
         elif span is None:
-            yield RowError(evaluation.line, EVALUATION, _unplaced(evaluation))
+            yield Record(evaluation.line, _loose(evaluation, verdict), kind="evaluation")
         elif all(verdict != held for _line, held in span.verdicts):
             span.verdicts.append((evaluation.line, verdict))
 
@@ -233,13 +269,13 @@ def _no_label(evaluation: Evaluation) -> str:
     )
 
 
-def _unplaced(evaluation: Evaluation) -> str:
-    judge = evaluation.attributes.get("gen_ai.evaluation.name") or "an unnamed judge"
-    return (
-        f"from {judge!r} names span {evaluation.span_id or '-'} of trace "
-        f"{evaluation.trace_id or '-'}, which is not in this file; export the spans and their "
-        "evaluations to the same file"
-    )
+def _loose(evaluation: Evaluation, verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "otel_trace_id": evaluation.trace_id,
+        "otel_span_id": evaluation.span_id,
+        "response_id": _response_id(evaluation.attributes),
+        "verdict": verdict,
+    }
 
 
 def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterator[Span]:
@@ -271,6 +307,8 @@ def _trace_records(spans: list[Span]) -> Iterator[Record | RowError]:
         response = response_of(span.attributes)
         if span.id_problem is not None:
             yield RowError(span.line, *span.id_problem)
+        elif span.start > MAX_NANOS:
+            yield RowError(span.line, "startTimeUnixNano", _late(span))
         elif response is None:
             yield RowError(span.line, "gen_ai.output.messages", _no_output(span))
         else:
@@ -293,6 +331,14 @@ def _stray_verdicts(
                 f"from {verdict['judge']!r} is on span {span.name!r} ({span.span_id}), which is "
                 "not an LLM call nor above one; attach the evaluation to the LLM span it judged",
             )
+
+
+def _late(span: Span) -> str:
+    try:
+        timestamp_of(span.start)
+    except ValueError as exc:
+        return f"of LLM span {span.name!r} ({span.span_id}) {exc}"
+    return "is out of range"
 
 
 def _no_output(span: Span) -> str:

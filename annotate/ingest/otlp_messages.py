@@ -269,5 +269,7 @@ def _number(value: Any) -> float | None:
         return None
     try:
         return float(value)
+    except OverflowError:
+        return float("inf")  # rejected by the trace's score check, with the field named
     except (TypeError, ValueError):
         return None

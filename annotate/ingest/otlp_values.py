@@ -101,8 +101,23 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+MAX_NANOS = (
+    (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC) - _EPOCH)
+    // timedelta(microseconds=1)
+    * 1000
+)
+
+
 def timestamp_of(nanos: int) -> str | None:
-    return (_EPOCH + timedelta(microseconds=nanos // 1000)).isoformat() if nanos > 0 else None
+    """ISO time of a unix-nanosecond count; None for 0 (unset); ValueError past year 9999."""
+    if nanos <= 0:
+        return None
+    if nanos > MAX_NANOS:
+        raise ValueError(
+            f"is {nanos}, which is after the year 9999 (the latest time the store holds); "
+            "it must count nanoseconds since 1970: fix the exporter's clock or units"
+        )
+    return (_EPOCH + timedelta(microseconds=nanos // 1000)).isoformat()
 
 
 def export_documents(data: bytes) -> tuple[list[tuple[int, Any]], list[RowError]]:

@@ -12,7 +12,7 @@ from pathlib import PurePath
 from typing import IO, Any
 
 from annotate.ingest.generic import decode_line, parse_json_line
-from annotate.traces import Record, RowError, describe_type, to_json_bytes
+from annotate.traces import Record, RowError, describe_type, to_json_bytes, unexpected_error
 
 ROLES = ("user", "assistant")
 # Claude Code line types that mark a session file; only user and assistant lines are read.
@@ -147,7 +147,10 @@ def _messages(fh: IO[bytes]) -> Iterator[tuple[int, dict[str, Any], Message] | R
             if line is not None:
                 yield line
             continue
-        message = _message(line, number)
+        try:
+            message = _message(line, number)
+        except Exception as exc:  # a bug must cost one line, never the file
+            message = unexpected_error(Record(number, line), exc)
         if isinstance(message, RowError):
             yield message
         elif message is not None:

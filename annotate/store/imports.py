@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotate.store import Store
-from annotate.traces import RowError, Trace, to_json_bytes
+from annotate.traces import JudgeVerdict, RowError, Trace, to_json_bytes
 
 TRACE_COLUMNS = (
     "trace_id",
@@ -99,20 +99,16 @@ def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None
         ("trace_id", "claim_index", "text", "start_offset", "end_offset", "origin"),
         claims,
     )
-    verdicts = [
-        (
-            t.trace_id,
-            v.judge,
-            v.level,
-            v.claim,
-            v.label,
-            v.score,
-            v.explanation,
-            "import",
-            import_id,
-        )
-        for t in traces
-        for v in t.judge
+    insert_verdicts(store, import_id, [(t.trace_id, v) for t in traces for v in t.judge])
+
+
+def insert_verdicts(
+    store: Store, import_id: int, verdicts: Sequence[tuple[str, JudgeVerdict]]
+) -> None:
+    """Imported judge verdicts, each with the trace it belongs to."""
+    rows = [
+        (trace_id, v.judge, v.level, v.claim, v.label, v.score, v.explanation, "import", import_id)
+        for trace_id, v in verdicts
     ]
     _insert_rows(
         store,
@@ -128,8 +124,39 @@ def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None
             "origin",
             "import_id",
         ),
-        verdicts,
+        rows,
     )
+
+
+def otel_calls(
+    store: Store, span_ids: Sequence[str], response_ids: Sequence[str]
+) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(trace_id, OTel trace id, span id, gen_ai.response.id) of stored OTLP calls that
+    have one of these span ids or response ids."""
+    if not span_ids and not response_ids:
+        return []
+    return store.fetch_with_batch(
+        "WITH calls AS (SELECT trace_id, "
+        "json_extract_string(attributes, '$.otel_trace_id') AS otel_trace, "
+        "json_extract_string(attributes, '$.otel_span_id') AS otel_span, "
+        "json_extract_string(attributes, '$.\"gen_ai.response.id\"') AS response_id "
+        "FROM traces) "
+        "SELECT trace_id, otel_trace, otel_span, response_id FROM calls "
+        "WHERE otel_span IN (SELECT id FROM _batch) OR response_id IN (SELECT id FROM _batch)",
+        pa.table({"id": pa.array([*span_ids, *response_ids], pa.string())}),
+    )
+
+
+def stored_verdict_keys(store: Store, trace_ids: Sequence[str]) -> set[tuple[Any, ...]]:
+    """(trace_id, judge, level, label, score, explanation) of the verdicts these traces hold."""
+    if not trace_ids:
+        return set()
+    rows = store.fetch_with_batch(
+        "SELECT v.trace_id, v.judge, v.level, v.label, v.score, v.explanation "
+        "FROM judge_verdicts v JOIN _batch USING (trace_id)",
+        pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}),
+    )
+    return {tuple(row) for row in rows}
 
 
 def _trace_table(import_id: int, traces: Sequence[Trace]) -> pa.Table:
