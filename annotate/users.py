@@ -20,6 +20,7 @@ from annotate.errors import AnnotateError
 from annotate.store import Store
 from annotate.store import users as sql
 from annotate.store.assignments import get_setting, put_setting
+from annotate.trace_limits import check_reviewer_name
 
 ROLES = ("reviewer", "lead", "auditor")
 MIN_PASSWORD = 8
@@ -83,9 +84,10 @@ def has_accounts(store: Store) -> bool:
 def add_user(
     store: Store, name: str, role: str, password: str, actor: Actor | str | None = None
 ) -> User:
-    name = name.strip()
-    if not name or any(c.isspace() for c in name) or len(name) > 64:
-        raise AuthError("a user name is 1-64 characters with no spaces")
+    try:  # one rule for every route that names a user (accounts, imported reviewers)
+        name = check_reviewer_name(name)
+    except ValueError as exc:
+        raise AuthError(f"the user name {exc}") from None
     if role not in ROLES:
         raise AuthError(f"unknown role {role!r}; use one of: {', '.join(ROLES)}")
     _check_password_rules(password)
