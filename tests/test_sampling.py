@@ -394,3 +394,47 @@ def test_cli_sample_errors_exit_2(cli, tmp_path):
     assert result.code == 2 and "unknown column or attribute 'colour'" in result.err
     assert cli("sample", "--name", "s", "--top-up", "5").code == 2
     assert cli("sample", "--name", "s", "--n", "10", "--where", "feature").code == 2
+
+
+def test_a_top_up_draws_from_the_frame_as_drawn_not_from_later_imports(tmp_path):
+    """Catches: top-ups ignoring the frame as drawn (`import_id <= ?` removed from the draw)."""
+    store = open_store(tmp_path / "later.duckdb")
+    try:
+        import_traces(store, write_traces(tmp_path / "first.jsonl"))
+        draw_sample(store, SampleSpec(name="pinned", n=40, by=("feature",), seed=3))
+        frame = {row[0] for row in store.fetchall("SELECT trace_id FROM traces")}
+        later = tmp_path / "later.jsonl"
+        rows = [
+            {"trace_id": f"late-{i:04d}", "feature": "billing_qa", "response": "r", "context": ["d"]}
+            for i in range(400)
+        ]
+        later.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        import_traces(store, later)
+        more = top_up(store, "pinned", 60)
+        assert set(more.trace_ids) <= frame
+        assert set(sample_trace_ids(store, "pinned")) <= frame
+    finally:
+        store.close()
+
+
+def test_explicit_sizes_draw_exactly_the_sizes_asked_for(cli, tmp_path):
+    """`--allocation explicit --sizes`: each named stratum gets its size; no other is drawn."""
+    path = write_traces(tmp_path / "traces.jsonl")
+    assert cli("import", str(path)).code == 0
+    sizes = {"billing_qa": 7, "medical_info": 3, "code_assistant": 0, "hr_policy": 0}
+    result = cli(
+        "sample", "--name", "exact", "--by", "feature", "--allocation", "explicit",
+        "--sizes", json.dumps(sizes), "--seed", "2", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    store = open_store(tmp_path / "annotate.duckdb")
+    try:
+        features = store.fetchall(
+            "SELECT t.feature, count(*) FROM sample_units u JOIN traces t USING (trace_id) "
+            "WHERE u.sample = 'exact' GROUP BY 1 ORDER BY 1"
+        )
+    finally:
+        store.close()
+    assert features == [("billing_qa", 7), ("medical_info", 3)]
+    bad = cli("sample", "--name", "x", "--allocation", "explicit", "--by", "feature")
+    assert bad.code == 2 and "--allocation explicit needs --sizes" in bad.err
