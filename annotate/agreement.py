@@ -17,6 +17,7 @@ from annotate.intervals import (
     Z95,
     Measure,
     Stat,
+    Weights,
     interval,
     proportion,
     ratio,
@@ -37,7 +38,7 @@ from annotate.ratings import (
 __all__ = [
     "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "interval", "krippendorff_alpha",
     "krippendorff_measure", "one_category", "proportion", "ratio", "resample_weights",
-    "wilson_interval",
+    "wilson_interval", "Weights",
 ]  # fmt: skip
 
 

@@ -26,9 +26,11 @@ from annotate.gold import (
     reviewer_labels,
     unresolved,
 )
+from annotate.judge_labels import ABSTAINED
 from annotate.reliability import check_scope, rating_table, trace_of
 from annotate.store import Store
 from annotate.store import assignments as settings_sql
+from annotate.store import evidence as sql
 from annotate.store.samples import sample_row
 
 MIN_GOLD = 20
@@ -94,65 +96,89 @@ def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
     return stats.Measure(features, value, len(pairs), reason)
 
 
+def _rate_measure(pairs: Sequence[Pair], hit: str, miss: str, reason: str) -> stats.Measure:
+    """hit / (hit + miss) as per-unit sums, for the bootstrap."""
+    features = _one_hot(pairs, (hit, miss))
+    totals = features.sum(axis=0)
+    return stats.Measure(
+        features,
+        lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
+        int(totals.sum()),
+        None if totals.sum() else reason,
+    )
+
+
+def accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    features = _one_hot(pairs, ("tp", "tn", "fp", "fn"))
+    value = lambda s: stats.ratio(s[..., 0] + s[..., 1], s.sum(axis=-1))  # noqa: E731
+    return stats.Measure(features, value, len(pairs), None if pairs else "no units")
+
+
+RATES = {  # statistic -> (hit cell, miss cell, why undefined)
+    "sensitivity": ("tp", "fn", "no unsupported gold in the denominator"),
+    "specificity": ("tn", "fp", "no supported gold in the denominator"),
+    "precision": ("tp", "fp", "no judge 'unsupported' verdicts in the denominator"),
+}
+
+
+def is_independent(pairs: Sequence[Pair]) -> bool:
+    """One unit per trace: Wilson's independence holds (response level, one claim a trace)."""
+    return len({p.trace_id for p in pairs}) == len(pairs)
+
+
 def calibration_stats(
-    pairs: Sequence[Pair], seed: int = 0, repetitions: int = 1000
+    pairs: Sequence[Pair],
+    seed: int = 0,
+    repetitions: int = 1000,
+    strata: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The judge's statistics on (verdict, gold) pairs; positive means unsupported.
+
+    Claims of one trace are not independent (a judge's errors cluster within a trace), so
+    every statistic gets a BCa bootstrap that resamples traces within strata. Only where
+    each trace gives one unit do proportions keep Wilson's interval.
+    """
     counts = confusion(pairs)
-    tp, fp, tn, fn = counts["tp"], counts["fp"], counts["tn"], counts["fn"]
-    weights = stats.resample_weights([p.trace_id for p in pairs], repetitions, seed)
-    kappa = stats.cohen_measure(
+    traces = [p.trace_id for p in pairs]
+    weights = stats.resample_weights(
+        traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
+    )
+    measures = {name: _rate_measure(pairs, *cells) for name, cells in RATES.items()}
+    measures["accuracy"] = accuracy_measure(pairs)
+    measures["balanced_accuracy"] = balanced_accuracy_measure(pairs)
+    measures["cohen_kappa"] = stats.cohen_measure(
         [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
     )
-    sensitivity = _proportion(tp, tp + fn, "unsupported gold")
-    specificity = _proportion(tn, tn + fp, "supported gold")
-    for stat, hit, miss in ((sensitivity, "tp", "fn"), (specificity, "tn", "fp")):
-        if stat["value"] is not None:
-            stat["trace_bootstrap"] = _rate_interval(pairs, hit, miss, weights, seed)
-    return {
-        "n": len(pairs),
-        "confusion": counts,
-        "sensitivity": sensitivity,
-        "specificity": specificity,
-        "precision": _proportion(tp, tp + fp, "judge 'unsupported' verdicts"),
-        "accuracy": _proportion(tp + tn, len(pairs), "units"),
-        "balanced_accuracy": _interval(balanced_accuracy_measure(pairs), weights, seed),
-        "cohen_kappa": _interval(kappa, weights, seed),
-    }
+    wilson = is_independent(pairs)
+    found: dict[str, Any] = {"n": len(pairs), "confusion": counts}
+    for name in JUDGE_STATISTICS:
+        if wilson and name in (*RATES, "accuracy"):
+            found[name] = _wilson(name, counts, len(pairs))
+        else:
+            found[name] = _interval(measures[name], weights, seed)
+    return found
 
 
-def _rate_interval(
-    pairs: Sequence[Pair], hit: str, miss: str, weights: Any, seed: int
-) -> dict[str, Any]:
-    """hit / (hit + miss) with a bootstrap over traces: Wilson assumes independent claims, and
-    a judge's errors cluster within a trace (tests/test_coverage_simulation.py)."""
-    measure = stats.Measure(
-        _one_hot(pairs, (hit, miss)),
-        lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
-        len(pairs),
-    )
-    found = _interval(measure, weights, seed)
-    return {"low": found.get("low"), "high": found.get("high")}
+def _wilson(name: str, counts: Mapping[str, int], n: int) -> dict[str, Any]:
+    if name == "accuracy":
+        return stats.proportion(counts["tp"] + counts["tn"], n, "no units").as_json()
+    hit, miss, reason = RATES[name]
+    return stats.proportion(counts[hit], counts[hit] + counts[miss], reason).as_json()
 
 
-def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]:
-    return stats.interval(measure, [], weights[0].shape[0], seed, weights=weights).as_json()
+def _interval(measure: stats.Measure, weights: stats.Weights, seed: int) -> dict[str, Any]:
+    return stats.interval(measure, [], 0, seed, weights=weights).as_json()
 
 
 def readiness(
     document: Mapping[str, Any], thresholds: Mapping[str, float | None]
 ) -> dict[str, Any]:
-    """Ready only if every set threshold is met by the statistic's lower bound, not its point.
-
-    For sensitivity and specificity the lower of the Wilson and the trace-bootstrap bounds.
-    """
+    """Ready only if every set threshold is met by the statistic's lower bound, not its point."""
     checks, ready = [], True
     for name, threshold in thresholds.items():
         if threshold is None:
             continue
-        stat = document.get(name, {})
-        bounds = [stat.get("low"), stat.get("trace_bootstrap", {}).get("low")]
-        known = [b for b in bounds if b is not None]
-        low = min(known) if known and bounds[0] is not None else None
+        low = document.get(name, {}).get("low")
         passed = low is not None and low >= threshold
         ready = ready and passed
         checks.append({"statistic": name, "threshold": threshold, "low": low, "passed": passed})
@@ -190,7 +216,7 @@ def judge_pairs(
 ) -> list[Pair]:
     pairs = []
     for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
-        if unit not in gold or verdict["outcome"] == "excluded":
+        if unit not in gold or verdict["outcome"] == ABSTAINED:
             continue
         values = {**slice_values.get(trace_of(unit), {}), "error_type": error_types.get(unit)}
         pairs.append(
@@ -207,6 +233,7 @@ def slice_table(
     thresholds: Mapping[str, float | None],
     seed: int,
     repetitions: int,
+    strata: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     if not by:
         return []
@@ -227,7 +254,7 @@ def slice_table(
                 },
             )
         else:
-            entry.update(calibration_stats(members, seed, repetitions))
+            entry.update(calibration_stats(members, seed, repetitions, strata))
             entry["readiness"] = readiness(entry, thresholds)
         rows.append(entry)
     return rows
@@ -240,8 +267,14 @@ def judge_as_rater(
     repetitions: int,
 ) -> dict[str, Any]:
     """Alpha of the reviewers alone beside alpha with the judge as one more rater, same units."""
-    units, _, _ = rating_table(labels)
-    units = [u for u in units if u in judged]
+    units, _, table = rating_table(labels)
+    units = [
+        u
+        for u, row in zip(units, table, strict=True)
+        if u in judged
+        and judged[u]["outcome"] != ABSTAINED
+        and sum(v is not None for v in row) >= 2
+    ]
     kept = {r: {u: given[u] for u in units if u in given} for r, given in labels.items()}
     with_judge = {**kept, "judge": {u: judged[u]["outcome"] for u in units}}
     weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
@@ -265,7 +298,7 @@ def disagreements(
     found = []
     for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
         gold = pairs_gold.get(unit)
-        if gold is None or verdict["outcome"] in ("excluded", gold):
+        if gold is None or verdict["outcome"] in (ABSTAINED, gold):
             continue
         claim_index = unit[1] if isinstance(unit, tuple) else None
         found.append(
@@ -313,7 +346,7 @@ def calibration(
     values = settings_sql.slice_values(store, traces, [c for c in by if c != "error_type"])
     return calibration_document(
         evidence, judge, judged, level, by, values, seed, repetitions,
-        dict(thresholds or load_thresholds(store)), epsilon,
+        dict(thresholds or load_thresholds(store)), epsilon, sql.strata(store, sample),
     )  # fmt: skip
 
 
@@ -328,7 +361,9 @@ def calibration_document(
     repetitions: int,
     thresholds: Mapping[str, float | None],
     epsilon: float,
+    strata: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Every calibration number from the evidence and the judge's mapped verdicts."""
     claims = claim_gold(evidence)
     gold: dict[Any, Any]
     full: dict[Any, str | None]
@@ -342,13 +377,14 @@ def calibration_document(
     pairs = judge_pairs(judged, gold, slice_values, error_types)
     labels = reviewer_labels(evidence, level, "binary")
     document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}
-    document.update(calibration_stats(pairs, seed, repetitions))
+    document.update(calibration_stats(pairs, seed, repetitions, strata))
+    document["coverage"] = coverage(judged, gold, seed, repetitions, strata)
     document["readiness"] = readiness(document, thresholds)
     document["thresholds"] = dict(thresholds)
-    document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions)
+    document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions, strata)
     document["gold"] = gold_summary(claims, gold, judged, level)
     document["judge_as_rater"] = judge_as_rater(labels, judged, seed, repetitions)
-    judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != "excluded"}
+    judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != ABSTAINED}
     from annotate.alt_test import alt_test  # scipy loads only when a calibration runs
 
     document["alt_test"] = alt_test(labels, judge_votes, epsilon=epsilon)
@@ -356,11 +392,48 @@ def calibration_document(
     return document
 
 
+def coverage(
+    judged: Mapping[Any, Mapping[str, Any]],
+    gold: Mapping[Any, str],
+    seed: int,
+    repetitions: int,
+    strata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """How often the judge abstained on units with gold: never a class, reported here instead."""
+    units = sorted((u for u in judged if u in gold), key=repr)
+    abstained = [judged[u]["outcome"] == ABSTAINED for u in units]
+    labels = Counter(judged[u]["label"] for u, a in zip(units, abstained, strict=True) if a)
+    traces = [trace_of(u) for u in units]
+    if len(set(traces)) == len(traces):
+        share = stats.proportion(sum(abstained), len(units), "no units with gold").as_json()
+    else:
+        measure = stats.Measure(
+            np.column_stack([np.ones(len(units)), abstained]).reshape(-1, 2).astype(float),
+            lambda s: stats.ratio(s[..., 1], s[..., 0]),
+            len(units),
+            None if units else "no units with gold",
+        )
+        weights = stats.resample_weights(
+            traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
+        )
+        share = _interval(measure, weights, seed)
+    return {
+        "units": len(units),
+        "answered": len(units) - sum(abstained),
+        "abstained": sum(abstained),
+        "abstained_share": share,
+        "abstained_labels": dict(labels.most_common()),
+    }
+
+
 def gold_summary(
     claims: Mapping[Any, Any], gold: Mapping[Any, str], judged: Mapping[Any, Any], level: str
 ) -> dict[str, Any]:
     left_open = unresolved(claims)
+    unsupported = sum(v == UNSUPPORTED for v in gold.values())
+    rate = stats.proportion(unsupported, len(gold), "no units with gold")
     return {
+        "rate": {**rate.as_json(), "of": f"{level}s with gold"},
         "units_with_gold": len(gold),
         "judged_without_gold": sum(u not in gold for u in judged),
         "unresolved_claims": len(left_open),

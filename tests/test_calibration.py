@@ -224,7 +224,12 @@ def test_judge_as_one_more_rater_and_the_alt_test(three_reviewers):
     assert rater["units"] == 12  # the judge rated claim 1 of each trace only
     assert rater["reviewers"]["units"] == rater["reviewers_and_judge"]["units"] == 12
     assert rater["reviewers_and_judge"]["value"] < rater["reviewers"]["value"]
-    assert result["alt_test"]["passed"] is False  # judge calls every claim 1 unsupported
+    alt = result["alt_test"]  # 12 shared units per reviewer: below the t-test's 30
+    assert alt["passed"] is None and alt["min_units"] == 30
+    assert (
+        "Reviewer ann skipped: 12 units shared with the judge and another reviewer, fewer "
+        "than the 30 a t-test needs" in " ".join(alt["notes"])
+    )
 
 
 def test_slices_by_error_type_and_attribute_are_accepted(labelled):
