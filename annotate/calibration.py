@@ -149,14 +149,35 @@ def calibration_stats(
     measures["cohen_kappa"] = stats.cohen_measure(
         [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
     )
-    wilson = is_independent(pairs)
+    independent = is_independent(pairs)
     found: dict[str, Any] = {"n": len(pairs), "confusion": counts}
     for name in JUDGE_STATISTICS:
-        if wilson and name in (*RATES, "accuracy"):
+        if name not in (*RATES, "accuracy"):
+            found[name] = _interval(measures[name], weights, seed)
+        elif independent:
             found[name] = _wilson(name, counts, len(pairs))
         else:
-            found[name] = _interval(measures[name], weights, seed)
+            found[name] = widened(
+                _interval(measures[name], weights, seed), _wilson(name, counts, len(pairs))
+            )
     return found
+
+
+def widened(boot: dict[str, Any], wilson: dict[str, Any]) -> dict[str, Any]:
+    """The trace bootstrap's interval, reaching out to Wilson's bounds where those are wider.
+
+    Clustering within traces can only widen the honest interval beyond Wilson's (which
+    assumes independent claims); the bootstrap alone collapses when a proportion is 0 or 1
+    in the sample (every resample agrees) and runs short with few positives.
+    """
+    if boot.get("low") is None or wilson.get("low") is None:
+        return boot
+    return {
+        **boot,
+        "low": min(boot["low"], wilson["low"]),
+        "high": max(boot["high"], wilson["high"]),
+        "method": f"{boot['method']}, widened to Wilson's bounds where those are wider",
+    }
 
 
 def _wilson(name: str, counts: Mapping[str, int], n: int) -> dict[str, Any]:
@@ -416,7 +437,10 @@ def coverage(
         weights = stats.resample_weights(
             traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
         )
-        share = _interval(measure, weights, seed)
+        share = widened(
+            _interval(measure, weights, seed),
+            stats.proportion(sum(abstained), len(units), "no units with gold").as_json(),
+        )
     return {
         "units": len(units),
         "answered": len(units) - sum(abstained),

@@ -173,5 +173,18 @@ def interval(
     theta = float(measure.value(total))
     low_level, high_level = _bca_levels(values, theta, measure.value(total - group_sums), level)
     low, high = np.quantile(values, [low_level, high_level])
+    factor = few_groups_factor(draws.shape[1] - weights[2], level)
+    low, high = theta - factor * (theta - low), theta + factor * (high - theta)
     method = "; ".join(m for m in (point.method, _method(weights, seed)) if m)
     return Stat(point.value, point.units, float(low), float(high), method=method)
+
+
+def few_groups_factor(freedom: int, level: float) -> float:
+    """Widening for few groups: sqrt(G / (G - 1)) undoes the bootstrap's variance shrinkage,
+    t(G - 1) / z its normal tails (as a cluster-robust t interval does); 1 for many groups."""
+    if freedom < 1:
+        return 1.0
+    from scipy.stats import t
+
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return math.sqrt((freedom + 1) / freedom) * float(t.ppf(1 - (1 - level) / 2, freedom)) / z
