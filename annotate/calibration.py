@@ -121,6 +121,37 @@ RATES = {  # statistic -> (hit cell, miss cell, why undefined)
 }
 
 
+def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    """Cohen's kappa of judge and gold; undefined (not 0) when gold has one class only.
+
+    With one gold class kappa is 0 whatever the judge does: a number that says nothing.
+    """
+    features = _one_hot(pairs, ("tp", "fp", "tn", "fn"))
+
+    def value(s: np.ndarray) -> np.ndarray:
+        tp, fp, tn, fn = (s[..., i] for i in range(4))
+        n = tp + fp + tn + fn
+        gold_u, judge_u = tp + fn, tp + fp
+        with np.errstate(divide="ignore", invalid="ignore"):
+            observed = (tp + tn) / n
+            expected = (gold_u * judge_u + (n - gold_u) * (n - judge_u)) / n**2
+            kappa = (observed - expected) / (1 - expected)
+        both = (gold_u > 0) & (gold_u < n)
+        return np.where(both & (expected < 1 - 1e-12), kappa, np.nan)
+
+    totals = features.sum(axis=0)
+    reason = None
+    if not len(pairs):
+        reason = "no units with gold and a verdict"
+    elif not totals[0] + totals[3]:
+        reason = "no unsupported claims in gold: kappa is undefined"
+    elif not totals[1] + totals[2]:
+        reason = "no supported claims in gold: kappa is undefined"
+    elif not totals[0] + totals[1] or not totals[2] + totals[3]:
+        reason = "the judge gave one verdict only: kappa is undefined"
+    return stats.Measure(features, value, len(pairs), reason)
+
+
 def is_independent(pairs: Sequence[Pair]) -> bool:
     """One unit per trace: Wilson's independence holds (response level, one claim a trace)."""
     return len({p.trace_id for p in pairs}) == len(pairs)
@@ -146,9 +177,7 @@ def calibration_stats(
     measures = {name: _rate_measure(pairs, *cells) for name, cells in RATES.items()}
     measures["accuracy"] = accuracy_measure(pairs)
     measures["balanced_accuracy"] = balanced_accuracy_measure(pairs)
-    measures["cohen_kappa"] = stats.cohen_measure(
-        [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
-    )
+    measures["cohen_kappa"] = kappa_measure(pairs)
     independent = is_independent(pairs)
     found: dict[str, Any] = {"n": len(pairs), "confusion": counts}
     for name in JUDGE_STATISTICS:

@@ -90,7 +90,8 @@ def _cell(value: Any, escape: Callable[[Any], str]) -> str:
     """A cell as text: numbers to 3 decimals, a statistic as `value [low, high]` or its reason."""
     if isinstance(value, dict) and "value" in value:
         if value["value"] is None:
-            return escape(str(value.get("reason") or MISSING))
+            reason = value.get("reason")
+            return escape(f"undefined: {reason}") if reason else MISSING
         text = _number(value["value"]) or escape(str(value["value"]))
         low, high = value.get("low"), value.get("high")
         if low is not None and high is not None:

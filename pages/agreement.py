@@ -5,7 +5,7 @@ import streamlit as st
 
 import ui
 from annotate import charts
-from annotate.reliability import STATISTICS, agreement
+from annotate.reliability import PAIR_STATS, STATISTICS, agreement
 from annotate.samples import list_samples
 
 ui.require_role("lead", "auditor")
@@ -29,7 +29,9 @@ if not result["units"]:
     st.info(f"No {level} has labels from two or more reviewers yet.")
     st.stop()
 st.caption(
-    f"{result['units']} {level}s labelled by two or more reviewers · 95% bootstrap intervals over traces"
+    f"{result['units']} {level}s labelled by two or more reviewers "
+    f"({result['single_rated_units']} by one: they count towards category shares only) · "
+    "95% intervals, method in the note column · undefined values give their reason"
 )
 st.dataframe(
     pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
@@ -45,8 +47,12 @@ with st.expander("Label shares (prevalence)"):
         key="agreement_prevalence",
     )
 
-st.subheader("Cohen's kappa for each pair of reviewers")
-pairs = [ui.stat_row(f"{p['a']} / {p['b']}", p) for p in result["cohen_kappa"]]
+st.subheader("Each pair of reviewers")
+pairs = [
+    {"pair": f"{p['a']} / {p['b']}", **ui.stat_row(name, p)}
+    for name in PAIR_STATS
+    for p in result[name]
+]
 st.dataframe(pd.DataFrame(pairs), hide_index=True, key="agreement_pairs")
 
 st.subheader("Per reviewer")
@@ -62,15 +68,21 @@ reviewers = pd.DataFrame(
             "others low": r["agreement_with_others"].get("low"),
             "others high": r["agreement_with_others"].get("high"),
             "agreement with gold": r["agreement_with_gold"].get("value"),
+            "shared units": r["shared_units"],
             "seconds per label": r["seconds_per_label"],
             "distribution": ", ".join(f"{k} {v}" for k, v in r["distribution"].items()),
             "flagged": bool(r["flags"]),
+            "note": r["note"] or "",
         }
         for r in result["per_reviewer"]
     ]
 )
 st.dataframe(reviewers, hide_index=True, key="agreement_reviewers")
-st.caption("Agreement with gold scores each reviewer against gold made without their own votes.")
+st.caption(
+    "Agreement with gold scores each reviewer against gold made without their own votes. "
+    f"A reviewer is flagged only with {result['min_shared_units']} or more shared units "
+    "(`annotate agreement --min-shared-units N` changes the minimum)."
+)
 
 chart = charts.over_time_chart(result["over_time"])
 if chart is not None:

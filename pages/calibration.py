@@ -13,6 +13,7 @@ from annotate.calibration import (
     save_thresholds,
 )
 from annotate.errors import AnnotateError
+from annotate.judge_labels import OUTCOMES, UnmappedJudgeLabelError, mapping_rows, set_label
 from annotate.labelling import claim_view
 from annotate.report import build_report, render_report
 from annotate.samples import list_samples
@@ -22,6 +23,7 @@ from annotate.store.samples import attribute_names
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
+is_lead = user.role == "lead"
 st.title("Calibration of the judge")
 
 judges = judge_names(store)
@@ -38,10 +40,33 @@ level = right.selectbox("Level", ["claim", "response"], key="calibration_level")
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
-saved = load_thresholds(store)
-with st.expander("Readiness thresholds (on lower bounds of 95% intervals)"):
+
+def judge_label_mapping() -> None:
+    """Every label the judge used and its outcome; a lead maps one at a time."""
+    rows = mapping_rows(store, judge)
+    st.dataframe(
+        pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
+        hide_index=True,
+        key="calibration_judge_labels",
+    )
+    if not is_lead:
+        st.caption("Only a lead can change the mapping.")
+        return
+    left, right, button = st.columns([2, 2, 1])
+    label = left.selectbox("Judge label", [r["label"] for r in rows], key="calibration_map_label")
+    outcome = right.selectbox("maps to", OUTCOMES, key="calibration_map_outcome")
+    if button.button("Save mapping", key="calibration_map_save"):
+        try:
+            set_label(store, judge, label, outcome, user.name)
+            st.rerun()
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+
+def thresholds_editor(saved: dict) -> None:
+    """Leads edit and save the thresholds; nothing unsaved reaches a verdict or a report."""
     columns = st.columns(len(DEFAULT_THRESHOLDS))
-    thresholds = {}
+    chosen = {}
     for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
         use = column.checkbox(
             f"require {name}", value=saved[name] is not None, key=f"calibration_use_{name}"
@@ -54,28 +79,54 @@ with st.expander("Readiness thresholds (on lower bounds of 95% intervals)"):
             0.05,
             key=f"calibration_min_{name}",
         )
-        thresholds[name] = value if use else None
-    if user.role == "lead" and st.button("Save thresholds", key="calibration_save_thresholds"):
+        chosen[name] = value if use else None
+    if st.button("Save thresholds", key="calibration_save_thresholds"):
         try:
-            save_thresholds(store, thresholds)
-            st.success("Saved: `annotate calibration` and the report use these now.")
+            save_thresholds(store, chosen)
+            st.rerun()
         except AnnotateError as exc:
             ui.show_error(exc)
 
+
+with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
+    judge_label_mapping()
+
+saved = load_thresholds(store)
+with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
+    st.dataframe(
+        pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
+        hide_index=True,
+        key="calibration_saved_thresholds",
+    )
+    if is_lead:
+        thresholds_editor(saved)
+    else:
+        st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
+
 scope = None if sample == ALL else sample
-report = calibration(store, judge, scope, level, by, thresholds=thresholds)
+try:
+    report = calibration(store, judge, scope, level, by, thresholds=saved)
+except UnmappedJudgeLabelError as exc:
+    ui.show_error(exc)
+    st.stop()
 if not report["n"]:
-    st.info(f"No {level} has both a {judge} verdict and a gold label yet.")
+    st.info(f"No {level} has both a verdict and a gold label yet.")
     st.stop()
 verdict = report["readiness"]
 (st.success if verdict["ready"] else st.error)(f"Overall: {verdict['verdict']}")
-st.caption(f"{report['n']} {level}s with gold and a verdict · positive = unsupported")
-
+cover = report["coverage"]
+st.caption(
+    f"{report['n']} {level}s with gold and a verdict · positive = unsupported · "
+    f"the judge abstained on {cover['abstained']} of {cover['units']} (left out of every rate)"
+)
 
 left, right = st.columns([1, 2])
 left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
 right.dataframe(
-    pd.DataFrame([ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]),
+    pd.DataFrame(
+        [ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
+        + [ui.stat_row("abstained share", cover["abstained_share"])]
+    ),
     hide_index=True,
     key="calibration_judge_table",
 )
@@ -97,6 +148,8 @@ if report["slices"]:
             for name in ("sensitivity", "specificity", "cohen_kappa"):
                 row[name] = entry[name].get("value")
                 row[f"{name} low"] = entry[name].get("low")
+                if entry[name].get("reason"):
+                    row["note"] = entry[name]["reason"]
         row["readiness"] = entry["readiness"]["verdict"]
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
@@ -121,6 +174,8 @@ if alt.get("passed") is None:
 else:
     (st.success if alt["passed"] else st.warning)(alt["verdict"])
     st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
+for note in alt.get("notes", []):
+    st.text(note)
 
 st.subheader(f"Disagreements with gold ({len(report['disagreements'])})")
 found = report["disagreements"]
@@ -144,7 +199,8 @@ if found:
         ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
 
 st.subheader("Report")
-settings = repr((judge, scope, level, by, thresholds))
+st.caption("The report uses the saved thresholds above, whoever prepares it.")
+settings = repr((judge, scope, level, by, saved))
 if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
     st.session_state["calibration_report"] = (settings, render_report(build_report(store, report)))
 prepared, files = st.session_state.get("calibration_report", (None, None))

@@ -9,6 +9,7 @@ import pytest
 from conftest import run_app
 
 from annotate.cli import main
+from annotate.reliability import NOMINAL_STATS, STATISTICS
 from annotate.users import User
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
@@ -44,11 +45,14 @@ def test_agreement_page_shows_statistics_flags_and_the_time_chart(store_copy):
     captions = [c.value for c in app.caption]
     assert any("claims labelled by two or more reviewers" in c for c in captions)
     table = table_with(app, "statistic", "gwet_ac1")
-    assert list(table["statistic"]) == [
-        "percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1",
-    ]  # fmt: skip
-    assert table["value"].notna().all() and (table["low"] <= table["value"]).all()
-    assert len(table_with(app, "statistic", "sim-ana / sim-ben")) == 3  # three simulated reviewers
+    assert list(table["statistic"]) == list(STATISTICS)
+    nominal = table[table["statistic"].isin(NOMINAL_STATS)]
+    assert nominal["value"].notna().all() and (nominal["low"] <= nominal["value"]).all()
+    scores = table[~table["statistic"].isin(NOMINAL_STATS)]
+    assert scores["value"].isna().all()  # undefined on labels, and says why
+    assert scores["note"].str.contains("needs numeric ratings").all()
+    pairs = table_with(app, "pair", "sim-ana / sim-ben")
+    assert len(pairs[pairs["statistic"] == "cohen_kappa"]) == 3  # three simulated reviewers
     assert any(w.value.startswith("sim-cho: labels much faster") for w in app.warning)
     assert not any(w.value.startswith("sim-ana") for w in app.warning)
     assert app.get("vega_lite_chart"), "agreement over time is drawn"

@@ -151,7 +151,7 @@ def test_statistics_and_missing_values_are_formatted() -> None:
     cells = Tags(render_html("Report", report_blocks())).cells
     assert cells == [
         *("alpha", "0.812 [0.750, 0.861]", "40"),
-        *("beta", "one category only", "1"),
+        *("beta", "undefined: one category only", "1"),
         *("gamma", "0.500", "—"),
     ]
     assert "<caption>Accuracy with 95% intervals</caption>" in render_html("R", report_blocks())
