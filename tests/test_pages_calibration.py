@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from conftest import run_app
 
+from annotate.calibration import load_thresholds, save_thresholds
 from annotate.cli import main
 from annotate.reliability import NOMINAL_STATS, STATISTICS
+from annotate.store import open_store
 from annotate.users import User
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
@@ -80,8 +83,71 @@ def test_an_auditor_reads_both_pages_but_cannot_save_thresholds(store_copy):
     app = run_app(AUDITOR, "pages/calibration.py")
     assert "Calibration of the judge" in [t.value for t in app.title]
     assert not [b for b in app.button if b.key == "calibration_save_thresholds"]
+    assert not [b for b in app.button if b.key == "calibration_map_save"]
+    assert not [n for n in app.number_input if n.key.startswith("calibration_min_")]
     app.switch_page("pages/agreement.py").run()
     assert not app.exception, app.exception
+
+
+def stored_settings(path: Path) -> tuple[list, list]:
+    """Every setting and every judge label mapping in the store file, to compare."""
+    store = open_store(path)
+    try:
+        return (
+            store.fetchall("SELECT key, value FROM settings ORDER BY key"),
+            store.fetchall("SELECT * FROM judge_label_map ORDER BY id"),
+        )
+    finally:
+        store.close()
+
+
+def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the_saved_ones(
+    store_copy,
+):
+    # Issue 10, "Read-only means read-only": a lead saved strict thresholds.
+    store = open_store(store_copy)
+    save_thresholds(store, {"cohen_kappa": 0.9, "sensitivity": 0.95, "specificity": 0.9})
+    saved = load_thresholds(store)
+    store.close()
+    before = stored_settings(store_copy)
+    app = run_app(AUDITOR, "pages/calibration.py")
+    app.selectbox(key="calibration_sample").set_value("demo").run()
+    app.multiselect(key="calibration_by").set_value(["feature", "model"]).run()
+    app.selectbox(key="calibration_level").set_value("response").run()
+    app.selectbox(key="calibration_level").set_value("claim").run()
+    for box in [b for b in app.selectbox if b.key == "calibration_open"]:
+        box.set_value(1).run()
+    for check in app.checkbox:
+        check.set_value(not check.value).run()
+    assert not app.exception, app.exception
+    assert any(e.value.startswith("Overall: not ready") for e in app.error)
+    app.button(key="calibration_prepare").click().run()
+    assert not app.exception, app.exception
+    assert stored_settings(store_copy) == before  # nothing the auditor did was stored
+    _, files = app.session_state["calibration_report"]
+    report = json.loads(files["report.json"])
+    assert report["calibration"]["thresholds"] == saved
+    checks = {c["statistic"]: c["threshold"] for c in report["calibration"]["readiness"]["checks"]}
+    assert checks == saved
+    assert "Overall: ready" not in files["report.md"]
+
+
+def test_a_leads_unsaved_edit_changes_no_verdict_until_saved(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
+    app.number_input(key="calibration_min_sensitivity").set_value(-1.0).run()
+    assert any(e.value.startswith("Overall: not ready") for e in app.error)  # not saved yet
+
+
+def test_a_lead_maps_a_judge_label_on_the_page(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    app.selectbox(key="calibration_map_label").set_value("unsupported")
+    app.selectbox(key="calibration_map_outcome").set_value("unsupported")
+    app.button(key="calibration_map_save").click().run()
+    assert not app.exception, app.exception
+    mapping = table_with(app, "label", "unsupported")
+    row = mapping[mapping["label"] == "unsupported"].iloc[0]
+    assert row["source"].startswith("set by lena")
 
 
 def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
