@@ -379,7 +379,7 @@ def over_time(
     for name in sorted(buckets):
         units, _, table = rating_table(buckets[name])
         weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
-        row: dict[str, Any] = {"period": name, "units": len(units)}
+        row: dict[str, Any] = {"period": name, "units": _paired(table)}
         for statistic in ("percent_agreement", "krippendorff_alpha"):
             measure = GROUP_STATS[statistic](table)
             row[statistic] = stats.interval(

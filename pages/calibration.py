@@ -88,26 +88,14 @@ def thresholds_editor(saved: dict) -> None:
             ui.show_error(exc)
 
 
-with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
-    judge_label_mapping()
-
 saved = load_thresholds(store)
-with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
-    st.dataframe(
-        pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
-        hide_index=True,
-        key="calibration_saved_thresholds",
-    )
-    if is_lead:
-        thresholds_editor(saved)
-    else:
-        st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
-
 scope = None if sample == ALL else sample
 try:
     report = calibration(store, judge, scope, level, by, thresholds=saved)
 except UnmappedJudgeLabelError as exc:
     ui.show_error(exc)
+    with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):
+        judge_label_mapping()
     st.stop()
 if not report["n"]:
     st.info(f"No {level} has both a verdict and a gold label yet.")
@@ -197,6 +185,20 @@ if found:
         chosen = claims[pick]
         ui.show_text("Judge's explanation", chosen["explanation"])
         ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+
+st.subheader("Settings")
+with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
+    judge_label_mapping()
+with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
+    st.dataframe(
+        pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
+        hide_index=True,
+        key="calibration_saved_thresholds",
+    )
+    if is_lead:
+        thresholds_editor(saved)
+    else:
+        st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
 
 st.subheader("Report")
 st.caption("The report uses the saved thresholds above, whoever prepares it.")
