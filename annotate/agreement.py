@@ -104,7 +104,7 @@ def percent_agreement_measure(table: Table, weights: str = "identity") -> Measur
     features = _unit_features(counts_table(table, categories), weight_matrix(categories, weights))
     units = int(features[:, 0].sum())
     reason = None if units else "no unit has two ratings"
-    return Measure(features[:, :2], lambda s: ratio(s[..., 1], s[..., 0]), units, reason)
+    return Measure(features[:, :2], lambda s: ratio(s[..., 1], s[..., 0]), units, reason, floor=0.0)
 
 
 def fleiss_measure(table: Table, weights: str = "identity") -> Measure:

@@ -55,6 +55,7 @@ class Measure:
     units: int
     reason: str | None = None  # why it is undefined on the whole table, if it is
     method: str | None = None  # which units it uses, when that is a choice
+    floor: float = -math.inf  # the least value it can take (0 for a proportion); all are <= 1
 
     def point(self) -> Stat:
         if self.reason:
@@ -72,7 +73,7 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (centre - half, centre + half)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def proportion(hits: int, n: int, empty: str) -> Stat:
@@ -174,7 +175,8 @@ def interval(
     low_level, high_level = _bca_levels(values, theta, measure.value(total - group_sums), level)
     low, high = np.quantile(values, [low_level, high_level])
     factor = few_groups_factor(draws.shape[1] - weights[2], level)
-    low, high = theta - factor * (theta - low), theta + factor * (high - theta)
+    low = max(measure.floor, theta - factor * (theta - low))
+    high = min(1.0, theta + factor * (high - theta))
     method = "; ".join(m for m in (point.method, _method(weights, seed)) if m)
     return Stat(point.value, point.units, float(low), float(high), method=method)
 

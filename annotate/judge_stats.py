@@ -64,7 +64,7 @@ def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
     reason = None
     if not (totals[0] + totals[1]) or not (totals[2] + totals[3]):
         reason = "needs both supported and unsupported gold"
-    return stats.Measure(features, value, len(pairs), reason)
+    return stats.Measure(features, value, len(pairs), reason, floor=0.0)
 
 
 def _rate_measure(pairs: Sequence[Pair], hit: str, miss: str, reason: str) -> stats.Measure:
@@ -76,13 +76,14 @@ def _rate_measure(pairs: Sequence[Pair], hit: str, miss: str, reason: str) -> st
         lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
         int(totals.sum()),
         None if totals.sum() else reason,
+        floor=0.0,
     )
 
 
 def accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
     features = _one_hot(pairs, ("tp", "tn", "fp", "fn"))
     value = lambda s: stats.ratio(s[..., 0] + s[..., 1], s.sum(axis=-1))  # noqa: E731
-    return stats.Measure(features, value, len(pairs), None if pairs else "no units")
+    return stats.Measure(features, value, len(pairs), None if pairs else "no units", floor=0.0)
 
 
 RATES = {  # statistic -> (hit cell, miss cell, why undefined)
@@ -211,6 +212,7 @@ def coverage(
             lambda s: stats.ratio(s[..., 1], s[..., 0]),
             len(units),
             None if units else "no units with gold",
+            floor=0.0,
         )
         weights = stats.resample_weights(
             traces, repetitions, seed, [(strata or {}).get(t) for t in traces]

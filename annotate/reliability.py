@@ -262,6 +262,7 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
         lambda s: stats.ratio(s[..., 1], s[..., 0]),
         len(features),
         reason,
+        floor=0.0,
     )
     return measure, traces
 
