@@ -159,7 +159,11 @@ def conger_measure(table: Table, weights: str = "identity") -> Measure:
 def pair_measure(
     a: Sequence[Label], b: Sequence[Label], chance: str = "cohen", weights: str = "identity"
 ) -> Measure:
-    """Cohen's kappa (weighted: Cohen 1968) or Scott's pi for two raters on their shared units."""
+    """Cohen's kappa (weighted: Cohen 1968) or Scott's pi for two raters on their shared units.
+
+    Cohen's is undefined, not 0, when one rater used a single category: it is then 0
+    whatever the other rater does (scikit-learn reports that 0), which says nothing.
+    """
     both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     categories = categories_of([list(p) for p in both])
     index = {c: i for i, c in enumerate(categories)}
@@ -175,16 +179,20 @@ def pair_measure(
         with np.errstate(divide="ignore", invalid="ignore"):
             joint = joint / joint.sum(axis=(-1, -2))[..., None, None]
         rows, columns = joint.sum(axis=-1), joint.sum(axis=-2)
+        spread = ((rows > 0).sum(axis=-1) > 1) & ((columns > 0).sum(axis=-1) > 1)
         if chance == "scott":
             rows = columns = (rows + columns) / 2
         expected = (w * rows[..., :, None] * columns[..., None, :]).sum(axis=(-1, -2))
-        return _chance_corrected((w * joint).sum(axis=(-1, -2)), expected)
+        kappa = _chance_corrected((w * joint).sum(axis=(-1, -2)), expected)
+        return np.where(spread | (chance == "scott"), kappa, np.nan)
 
     units = len(both)
     name = "Scott's pi" if chance == "scott" else "kappa"
-    return Measure(
-        features, value, units, undefined_reason(units, q, name, "the two raters share no units")
-    )
+    reason = undefined_reason(units, q, name, "the two raters share no units")
+    constant = min(len({x for x, _ in both}), len({y for _, y in both})) < 2
+    if reason is None and chance == "cohen" and constant:
+        reason = f"one rater used one category only: {name} is undefined"
+    return Measure(features, value, units, reason)
 
 
 def cohen_measure(a: Sequence[Label], b: Sequence[Label], weights: str = "identity") -> Measure:

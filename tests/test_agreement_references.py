@@ -353,6 +353,11 @@ def test_cohen_kappa_equals_scikit_learn(pairs):
     assert stat.units == len(complete)
     if math.isnan(reference):  # one category between them
         assert stat.value is None and "one category" in stat.reason
+    elif len({x for x, _ in complete}) < 2 or len({y for _, y in complete}) < 2:
+        # scikit-learn says 0 when one rater is constant: 0 whatever the other does, so ours
+        # is undefined with that reason (issue 12, "Undefined is not zero").
+        assert reference == pytest.approx(0.0, abs=1e-12)
+        assert stat.value is None and "one rater used one category only" in stat.reason
     else:
         assert stat.value == pytest.approx(reference, abs=1e-12)
 
