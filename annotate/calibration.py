@@ -251,7 +251,7 @@ def calibration_document(
         full = {k: g.full for k, g in claims.items()}
         error_types = {k: g.error_type for k, g in claims.items()}
     else:
-        gold, full, error_types = dict(response_gold(evidence, claims)), {}, {}
+        gold, full, error_types = response_gold(evidence), {}, {}
     pairs = judge_pairs(judged, gold, slice_values, error_types)
     labels = reviewer_labels(evidence, level, "binary")
     document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}

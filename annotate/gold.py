@@ -133,14 +133,11 @@ def _adjudicated(evidence: Evidence, trace: str) -> dict[int, str | None]:
     }
 
 
-def response_gold(
-    evidence: Evidence, gold: Mapping[Key, ClaimGold] | None = None
-) -> dict[str, str]:
+def response_gold(evidence: Evidence) -> dict[str, str]:
     """trace -> the response outcome every reviewer's labels give, after adjudication.
 
     The same rule as claim gold, one level up: a response has gold when the reviewers who
     reached a response outcome all reached the same one (README, "Response level").
-    `gold` is accepted for callers that hold claim gold; the rule does not need it.
     """
     by_trace: dict[str, set[str]] = defaultdict(set)
     for given in response_labels(evidence, adjudicated=True).values():

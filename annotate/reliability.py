@@ -238,9 +238,9 @@ def without(evidence: Evidence, reviewer: str) -> Evidence:
 
 
 def _gold_on_scale(evidence: Evidence, level: str, scale: str) -> dict[Any, Any]:
-    gold = claim_gold(evidence)
     if level == "response":
-        return dict(response_gold(evidence, gold))
+        return response_gold(evidence)
+    gold = claim_gold(evidence)
     if scale == "full":
         return {k: g.full for k, g in gold.items() if g.full is not None}
     return {k: g.binary for k, g in gold.items() if g.binary is not None}

@@ -59,7 +59,7 @@ def test_gold_follows_adjudication_unanimity_and_the_binary_mapping(labelled):
 
 def test_response_gold_needs_every_claim_unless_one_is_unsupported(labelled):
     evidence = load_evidence(labelled, "demo")
-    responses = response_gold(evidence, claim_gold(evidence))
+    responses = response_gold(evidence)
     assert responses["lt-001"] == "unsupported"  # claim 1 unsupported
     assert responses["lt-009"] == "supported"  # all three supported
     assert responses["lt-011"] == "supported"  # not_a_claim is left out, the rest supported
