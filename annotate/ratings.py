@@ -5,6 +5,7 @@ Pure helpers shared by the agreement coefficients and Krippendorff's alpha; no s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -21,15 +22,31 @@ def rated(row: Sequence[Label]) -> list[Hashable]:
 
 
 def categories_of(table: Table) -> list[Hashable]:
-    """The categories used, numbers in numeric order, anything else by its repr."""
+    """The categories used, numbers (or scores such as "4") in numeric order, else by repr."""
     found = {label for row in table for label in rated(row)}
     if is_numeric(found):
-        return sorted(found, key=float)  # type: ignore[arg-type]
+        return sorted(found, key=number)  # type: ignore[arg-type]
     return sorted(found, key=repr)
 
 
+def number(label: Hashable) -> float | None:
+    """A label as a number: ints and floats, and strings that spell a finite number."""
+    if isinstance(label, bool):
+        return None
+    if isinstance(label, int | float):
+        return float(label)
+    if isinstance(label, str):
+        try:
+            value = float(label)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return None
+
+
 def is_numeric(labels: Sequence[Hashable] | set[Hashable]) -> bool:
-    return all(isinstance(x, int | float) and not isinstance(x, bool) for x in labels)
+    """True when every label is a number or a score written as one (a rubric of "1".."5")."""
+    return bool(labels) and all(number(x) is not None for x in labels)
 
 
 def counts_table(table: Table, categories: Sequence[Hashable]) -> np.ndarray:
@@ -72,5 +89,5 @@ def undefined_reason(units: int, categories: int, name: str, no_units: str) -> s
 def scale_values(categories: Sequence[Hashable]) -> np.ndarray:
     """The categories as points on a scale: their values if numbers, else ranks 1..q."""
     if is_numeric(categories):
-        return np.array([float(c) for c in categories])  # type: ignore[arg-type]
+        return np.array([number(c) for c in categories], dtype=float)
     return np.arange(1, len(categories) + 1, dtype=float)

@@ -172,3 +172,20 @@ def test_weighted_pair_interval_is_a_bca_bootstrap_that_holds_the_point():
 def test_unknown_weights_are_a_usage_error():
     with pytest.raises(UsageError, match="weights must be one of identity, linear, quadratic"):
         weight_matrix([1, 2], "cubic")
+
+
+def test_scores_written_as_text_are_ordinal_in_the_agreement_document():
+    # A rubric whose labels are the scores "1".."5" gets the ordinal and weighted statistics.
+    from annotate.agreement import resample_weights
+    from annotate.reliability import SCORE_STATS, group_statistics
+
+    text = [[None if v is None else str(v) for v in row] for row in RAW_4RATERS]
+    weights = resample_weights(list(range(len(text))), 200, 0)
+    found = group_statistics(text, weights, 0, list(SCORE_STATS))
+    assert round(found["krippendorff_alpha_ordinal"]["value"], 3) == 0.815  # Krippendorff 2011
+    assert round(found["krippendorff_alpha_interval"]["value"], 3) == 0.849
+    assert round(found["gwet_ac2_quadratic"]["value"], 3) == 0.914  # irrCAC test_gwet.py
+    assert round(found["gwet_ac2_linear"]["value"], 3) == 0.859
+    labels = [[None if v is None else f"label-{v}" for v in row] for row in RAW_4RATERS]
+    nominal = group_statistics(labels, weights, 0, list(SCORE_STATS))
+    assert all(v["value"] is None and "needs numeric" in v["reason"] for v in nominal.values())
