@@ -95,6 +95,7 @@ def resample_weights(
 ) -> Weights:
     """Groups drawn with replacement within their stratum (a unit's stratum is its group's).
 
+    A stratum with one group cannot vary, so such strata are pooled into one.
     Returns (repetitions x groups draw counts, each unit's group index, number of strata).
     """
     index: dict[Hashable, int] = {}
@@ -102,15 +103,27 @@ def resample_weights(
     stratum_of: dict[int, Hashable] = {}
     for unit, group in enumerate(member.tolist()):
         stratum_of.setdefault(group, strata[unit] if strata is not None else None)
-    by_stratum: dict[Hashable, list[int]] = {}
-    for group in range(len(index)):
-        by_stratum.setdefault(stratum_of[group], []).append(group)
+    by_stratum = _pooled(stratum_of, len(index))
     rng = np.random.default_rng(seed)
     draws = np.zeros((repetitions, len(index)))
-    for members in by_stratum.values():
+    for members in by_stratum:
         size = len(members)
         draws[:, members] = rng.multinomial(size, np.full(size, 1 / size), size=repetitions)
     return draws, member, len(by_stratum)
+
+
+def _pooled(stratum_of: dict[int, Hashable], groups: int) -> list[list[int]]:
+    """Groups by stratum, strata of a single group pooled (into the first stratum if alone)."""
+    by_stratum: dict[Hashable, list[int]] = {}
+    for group in range(groups):
+        by_stratum.setdefault(stratum_of[group], []).append(group)
+    kept = [members for members in by_stratum.values() if len(members) > 1]
+    single = [members[0] for members in by_stratum.values() if len(members) == 1]
+    if len(single) > 1 or (single and not kept):
+        kept.append(single)
+    elif single:
+        kept[0] = kept[0] + single
+    return kept
 
 
 def _bca_levels(
@@ -162,7 +175,10 @@ def interval(
     if point.value is None:
         return point
     weights = weights or resample_weights(groups, repetitions, seed)
-    draws, member, _ = weights
+    draws, member, strata = weights
+    if draws.shape[1] - strata < 1:
+        reason = "one group per stratum: nothing to resample for an interval"
+        return Stat(point.value, point.units, reason=reason, method=point.method)
     group_sums = np.zeros((draws.shape[1], measure.features.shape[1]))
     np.add.at(group_sums, member, measure.features)
     values = measure.value(draws @ group_sums)

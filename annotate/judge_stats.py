@@ -171,8 +171,10 @@ def widened(boot: dict[str, Any], wilson: dict[str, Any]) -> dict[str, Any]:
     assumes independent claims); the bootstrap alone collapses when a proportion is 0 or 1
     in the sample (every resample agrees) and runs short with few positives.
     """
-    if boot.get("low") is None or wilson.get("low") is None:
+    if wilson.get("low") is None:
         return boot
+    if boot.get("low") is None:
+        return {**wilson, "method": f"Wilson (no bootstrap interval: {boot.get('reason')})"}
     return {
         **boot,
         "low": min(boot["low"], wilson["low"]),

@@ -282,8 +282,8 @@ def test_a_reviewer_with_few_shared_units_is_not_flagged(fresh_store, tmp_path, 
             unit = {"trace_id": f"lt-{t:03d}", "claim": c}
             rows += [{**unit, "reviewer": r, "label": "supported"} for r in ("ann", "ben")]
     rows += [
-        {"trace_id": "lt-000", "claim": c, "reviewer": "dee", "label": "contradicted"}
-        for c in range(2)
+        {"trace_id": f"lt-00{t}", "claim": 0, "reviewer": "dee", "label": "contradicted"}
+        for t in range(2)
     ]
     import_labels(fresh_store, write_labels(tmp_path / "l.jsonl", rows))
     result = agreement(fresh_store, "demo")
