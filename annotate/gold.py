@@ -113,24 +113,23 @@ def response_labels(evidence: Evidence, adjudicated: bool = False) -> dict[str, 
         per_reviewer[vote["reviewer"]][vote["trace_id"]][vote["claim_index"]] = evidence.binary.get(
             vote["label"]
         )
+    settled = _adjudicated(evidence) if adjudicated else {}
     found: dict[str, dict[str, str]] = {}
     for reviewer, traces in per_reviewer.items():
         for trace, given in traces.items():
             claims = evidence.claims.get(trace, list(given))
-            if adjudicated:
-                given = {**given, **_adjudicated(evidence, trace)}
-            outcome = response_outcome(given, claims)
+            outcome = response_outcome({**given, **settled.get(trace, {})}, claims)
             if outcome:
                 found.setdefault(reviewer, {})[trace] = outcome
     return found
 
 
-def _adjudicated(evidence: Evidence, trace: str) -> dict[int, str | None]:
-    return {
-        index: evidence.binary.get(a["label"])
-        for (t, index), a in evidence.adjudications.items()
-        if t == trace
-    }
+def _adjudicated(evidence: Evidence) -> dict[str, dict[int, str | None]]:
+    """trace -> claim -> the binary outcome of its adjudicated label."""
+    found: dict[str, dict[int, str | None]] = defaultdict(dict)
+    for (trace, index), decision in evidence.adjudications.items():
+        found[trace][index] = evidence.binary.get(decision["label"])
+    return found
 
 
 def response_gold(evidence: Evidence) -> dict[str, str]:

@@ -12,6 +12,7 @@ from labelling_data import prepare, write_labelling_traces
 from test_agreement_references import RAW_4RATERS
 
 from annotate import agreement as stats
+from annotate.adjudication import adjudicate
 from annotate.calibration import calibration
 from annotate.gold import load_evidence, response_gold, response_labels
 from annotate.ingest.importer import import_traces
@@ -244,6 +245,13 @@ def test_response_gold_agreement_and_rate_use_one_definition(fresh_store, tmp_pa
     assert result["units"] == 3 and result["percent_agreement"]["value"] == pytest.approx(2 / 3)
     summary = calibration(fresh_store, JUDGE, "demo", level="response")["gold"]
     assert summary["rate"]["value"] == pytest.approx(1 / 2) and summary["units_with_gold"] == 2
+    # Adjudicating lt-001's disputed claim settles the response for everyone: supported.
+    adjudicate(fresh_store, "lena", "lt-001", 2, "supported", "the context states it")
+    after = response_gold(load_evidence(fresh_store, "demo"))
+    assert after == {"lt-000": "unsupported", "lt-001": "supported", "lt-002": "supported"}
+    assert agreement(fresh_store, "demo", level="response")["percent_agreement"]["value"] == (
+        pytest.approx(2 / 3)  # agreement is between the reviewers' own labels: unchanged
+    )
 
 
 def test_undefined_values_are_null_with_a_reason_in_every_json(fresh_store, tmp_path, cli):
