@@ -57,6 +57,7 @@ PAIR_STATS: dict[str, Callable[[Sequence[Any], Sequence[Any]], stats.Measure]] =
     "cohen_kappa_quadratic": lambda a, b: stats.cohen_measure(a, b, "quadratic"),
 }
 STATISTICS = tuple(GROUP_STATS)
+NO_PACE = "no two consecutive labels within 15 minutes of each other: no pace"
 NOT_SCORES = "needs numeric ratings (scores such as 1-5); these labels are categories"
 Labels = Mapping[str, Mapping[Any, Any]]  # reviewer -> unit -> label
 
@@ -310,6 +311,7 @@ def per_reviewer(
                 ).as_json(),
                 "seconds_per_label": seconds,
                 "labels_per_hour": 3600 / seconds if seconds else None,
+                "pace_reason": None if seconds else NO_PACE,
             }
         )
     return flag_outliers(rows, min_shared)
