@@ -280,6 +280,22 @@ def test_undefined_values_are_null_with_a_reason_in_every_json(fresh_store, tmp_
     assert report["calibration"]["cohen_kappa"]["value"] is None
     assert report["calibration"]["cohen_kappa"]["reason"]
     assert "undefined: " in (out / "report.md").read_text()
+    for document_ in (document, agreement_json, report):
+        assert not list(unexplained_nulls(document_))
+
+
+def unexplained_nulls(node, path="$"):
+    """Every statistic (a dict with "value") whose value or interval is null without a reason."""
+    if isinstance(node, dict):
+        is_stat = "value" in node and "units" in node
+        missing = is_stat and (node["value"] is None or node.get("low") is None)
+        if missing and not node.get("reason"):
+            yield path
+        for key, child in node.items():
+            yield from unexplained_nulls(child, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            yield from unexplained_nulls(child, f"{path}[{i}]")
 
 
 def test_a_reviewer_with_few_shared_units_is_not_flagged(fresh_store, tmp_path, cli):
