@@ -1,7 +1,9 @@
-"""Streamlit entry: page config, login, and navigation over the pages the user's role may use.
+"""Streamlit entry: page config, sign-in, and navigation over the pages the user's role may use.
 
-Pages a role may not use are not registered with st.navigation, so they are neither
-listed nor reachable by URL.
+st.navigation is called on every run. Before sign-in every URL of the app is the sign-in
+form (the URL is kept, so /label opens Label after sign-in); after it, only the role's
+pages are registered, so the others are neither listed nor reachable by URL. Each page
+checks the role again on its own (ui.require_role).
 """
 
 import streamlit as st
@@ -10,16 +12,17 @@ import ui
 
 st.set_page_config(page_title="annotate", layout="wide")  # no page_icon: it would load from a CDN
 
-PAGES = {
-    "home": st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    "label": st.Page("pages/label.py", title="Label", icon=":material/rate_review:"),
-    "import": st.Page("pages/import_traces.py", title="Import", icon=":material/upload_file:"),
-    "sample": st.Page("pages/sample.py", title="Sample", icon=":material/casino:"),
-    "assign": st.Page("pages/assign.py", title="Assign", icon=":material/group_add:"),
-    "adjudicate": st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
-    "agreement": st.Page("pages/agreement.py", title="Agreement", icon=":material/groups:"),
-    "calibration": st.Page("pages/calibration.py", title="Calibration", icon=":material/balance:"),
-    "users": st.Page("pages/users.py", title="Users", icon=":material/manage_accounts:"),
+PAGE_FILES = {  # name -> (file stem in pages/, title, icon); the stem is the page's URL
+    "home": ("home", "Home", ":material/home:"),
+    "label": ("label", "Label", ":material/rate_review:"),
+    "import": ("import_traces", "Import", ":material/upload_file:"),
+    "sample": ("sample", "Sample", ":material/casino:"),
+    "assign": ("assign", "Assign", ":material/group_add:"),
+    "adjudicate": ("adjudicate", "Adjudicate", ":material/gavel:"),
+    "agreement": ("agreement", "Agreement", ":material/groups:"),
+    "calibration": ("calibration", "Calibration", ":material/balance:"),
+    "activity": ("activity", "Activity", ":material/history:"),
+    "users": ("users", "Users", ":material/manage_accounts:"),
 }
 ROLE_PAGES = {
     "lead": [
@@ -31,19 +34,38 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration"],
+    "auditor": ["home", "agreement", "calibration", "activity"],
 }
+
+
+def _page(name: str) -> st.Page:
+    stem, title, icon = PAGE_FILES[name]
+    return st.Page(f"pages/{stem}.py", title=title, icon=icon, default=name == "home")
+
+
+def _sign_in_everywhere() -> list[st.Page]:
+    """Before sign-in, each page's address shows the sign-in form and nothing else."""
+    return [
+        st.Page(ui.sign_in_page, title="Sign in", url_path=stem, default=name == "home")
+        for name, (stem, _, _) in PAGE_FILES.items()
+    ]
+
 
 user = ui.current_user()
 if user is None:
-    ui.login_or_first_lead()
+    st.navigation(_sign_in_everywhere(), position="hidden").run()
     st.stop()
 
-with st.sidebar:
-    st.caption(f"Signed in as **{user.name}** ({user.role})")
+pages = [_page(name) for name in ROLE_PAGES[user.role]]
+current = st.navigation(pages, position="hidden")
+with st.sidebar:  # our own list: Streamlit's would also list pages/ before the first sign-in
+    for page in pages:
+        st.page_link(page)
+    st.divider()
+    st.caption(ui.fmt("Signed in as **{}** ({})", user.name, user.role))
     st.button("Log out", key="app_logout", on_click=ui.log_out)
-
-st.navigation([PAGES[name] for name in ROLE_PAGES[user.role]]).run()
+current.run()

@@ -32,17 +32,34 @@ def store() -> Store:
 
 
 def show_error(exc: AnnotateError) -> None:
-    st.error(str(exc), icon=":material/error:")
+    st.error(md(str(exc)), icon=":material/error:")
+
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; Streamlit's
+# extras (KaTeX `$`, `:color[...]` directives, `:emoji:` codes) start with punctuation too.
+_MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def md(value: object) -> str:
+    """Untrusted data for a Markdown context (caption, heading, message, widget label):
+    every character shows literally; no emphasis, link, image, math, colour or HTML."""
+    text = " ".join(str(value).split())  # one line: no headings, lists or blocks
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def fmt(template: str, *values: object, **named: object) -> str:
+    """`template` is ours (may hold Markdown); every value is data and is escaped by md()."""
+    return template.format(*(md(v) for v in values), **{k: md(v) for k, v in named.items()})
 
 
 def show_text(label: str, text: str | None) -> None:
     """Untrusted trace text: literal characters, never markdown or HTML."""
-    st.caption(label)
+    st.caption(md(label))
     st.text(text if text else "(empty)")
 
 
 def describe_filters(filters: dict) -> str:
-    """A stored sample's filters as one readable line."""
+    """A stored sample's filters as one readable line (plain text: escape before Markdown)."""
     parts = [
         f"{k}={','.join(v)}" for k, v in {**filters["columns"], **filters["attributes"]}.items()
     ]
@@ -52,29 +69,115 @@ def describe_filters(filters: dict) -> str:
     return "; ".join(parts) or "(none)"
 
 
+# --- sign-in -------------------------------------------------------------------------------
+# The session token lives in this browser session's state and in a cookie, so that a reload
+# or a deep link (/label) keeps the user signed in. The token is random and opaque; only its
+# hash is stored, and every run checks it against the store, so Log out, deactivation and a
+# password change end it at the next action.
+
+TOKEN_KEY = "auth_token"
+COOKIE = "annotate_session"
+
+
 def current_user():  # -> annotate.users.User | None
-    return st.session_state.get("user")
+    """The signed-in user of this browser session, checked against the store on every call."""
+    from annotate.users import session_user
 
-
-def require_role(*roles: str):
-    """Guard inside a page too (defence in depth behind st.navigation)."""
-    user = current_user()
-    if user is None or user.role not in roles:
-        st.error("This page is not available to your role.")
-        st.stop()
+    token = st.session_state.get(TOKEN_KEY) or _cookie_token()
+    if not token:
+        return None
+    user = session_user(store(), token)
+    if user is None:
+        _forget_session(clear_cookie=True)
+        return None
+    st.session_state[TOKEN_KEY] = token
     return user
 
 
+def _cookie_token() -> str | None:
+    if st.session_state.get("auth_cookie_cleared"):
+        return None  # this session logged out; the browser still sent the old cookie
+    try:
+        token = st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no browser request behind this run (AppTest)
+        return None
+    return token if isinstance(token, str) else None
+
+
+def require_role(*roles: str):
+    """Every page's first line: the sign-in form for a visitor, a refusal for a wrong role.
+
+    Runs even when Streamlit runs a file of pages/ directly (before app.py has called
+    st.navigation once in this process), so no page depends on app.py for its guard."""
+    user = current_user()
+    if user is None:
+        sign_in_page()
+        st.stop()
+    if user.role not in roles:
+        st.error("This page is not available to your role.")
+        st.stop()
+    _sync_cookie()
+    return user
+
+
+def guard(callback):
+    """Wrap a widget callback: it runs only for a user whose session is still valid.
+
+    Callbacks run before the page script, so a page's own check would come too late."""
+
+    def guarded(*args, **kwargs):
+        if current_user() is None:
+            return None
+        return callback(*args, **kwargs)
+
+    return guarded
+
+
 def log_out() -> None:
+    from annotate.users import end_session
+
+    end_session(store(), st.session_state.get(TOKEN_KEY) or _cookie_token())
+    _forget_session(clear_cookie=True)
+
+
+def _forget_session(clear_cookie: bool) -> None:
     for key in list(st.session_state):
         if not str(key).startswith("store_cursor::"):
             del st.session_state[key]
+    if clear_cookie:
+        st.session_state["auth_cookie_cleared"] = True
 
 
-def login_or_first_lead() -> None:
-    """The login form, or on a store with no accounts the form that creates the first lead."""
-    from annotate.users import AuthError, authenticate, create_first_lead, has_accounts
+def _sync_cookie() -> None:
+    """Write the session cookie once after sign-in (a script of ours, no data in it)."""
+    token = st.session_state.pop("auth_set_cookie", None)
+    if token and re.fullmatch(r"[A-Za-z0-9_-]+", token):
+        from annotate.users import session_hours
 
+        seconds = int(session_hours(store()) * 3600)
+        _cookie_script(f"{COOKIE}={token}; path=/; max-age={seconds}; SameSite=Strict")
+
+
+def _clear_cookie() -> None:
+    if st.session_state.get("auth_cookie_cleared"):
+        _cookie_script(f"{COOKIE}=; path=/; max-age=0; SameSite=Strict")
+
+
+def _cookie_script(cookie: str) -> None:
+    st.html(f"<script>document.cookie = {cookie!r};</script>", unsafe_allow_javascript=True)
+
+
+def sign_in_page() -> None:
+    """The sign-in form, or on a store with no accounts the form that creates the first lead."""
+    from annotate.users import (
+        AuthError,
+        authenticate,
+        create_first_lead,
+        has_accounts,
+        start_session,
+    )
+
+    _clear_cookie()
     try:
         first = not has_accounts(store())
     except AnnotateError as exc:
@@ -87,7 +190,7 @@ def login_or_first_lead() -> None:
             "This store has no accounts yet. The first account is a lead: it can do everything."
         )
     else:
-        st.subheader("Log in")
+        st.subheader("Sign in")
     with st.form("login_form"):
         name = st.text_input("User name", key="login_name")
         password = st.text_input("Password", type="password", key="login_password")
@@ -96,7 +199,7 @@ def login_or_first_lead() -> None:
             if first
             else None
         )
-        submitted = st.form_submit_button("Create lead" if first else "Log in", type="primary")
+        submitted = st.form_submit_button("Create lead" if first else "Sign in", type="primary")
     if not submitted:
         return
     try:
@@ -107,10 +210,13 @@ def login_or_first_lead() -> None:
             user = create_first_lead(store(), name, password)
         else:
             user = authenticate(store(), name, password)
+        token = start_session(store(), user.name)
     except AuthError as exc:
         show_error(exc)
         return
-    st.session_state["user"] = user
+    st.session_state.pop("auth_cookie_cleared", None)
+    st.session_state[TOKEN_KEY] = token
+    st.session_state["auth_set_cookie"] = token
     st.rerun()
 
 
@@ -149,7 +255,12 @@ def show_claim(view) -> None:  # view: annotate.labelling.ClaimView
         start, end = (found, found + len(claim["text"])) if found >= 0 else (None, None)
     spans = [(start, end)] if start is not None else []
     st.caption(
-        f"Trace {trace['trace_id']} · {trace.get('feature') or ''} · claim {view.claim_index + 1}"
+        fmt(
+            "Trace {} · {} · claim {}",
+            trace["trace_id"],
+            trace.get("feature") or "",
+            view.claim_index + 1,
+        )
     )
     st.markdown("**Claim**")
     st.html(
@@ -161,7 +272,7 @@ def show_claim(view) -> None:  # view: annotate.labelling.ClaimView
     )
     st.markdown("**Response**")
     st.html(f'<div class="annotate-response" style="{_BOX}">{_marked(response, spans)}</div>')
-    st.markdown(f"**Context** ({len(trace['contexts'])} items)")
+    st.markdown(fmt("**Context** ({} items)", len(trace["contexts"])))
     terms = view.salient_terms
     for item in trace["contexts"]:
         text = item["text"]

@@ -13,6 +13,7 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from annotate.activity import Actor, as_actor, record_act
 from annotate.samples import sample_trace_ids
 from annotate.sampling import SampleError
 from annotate.store import Store
@@ -49,7 +50,7 @@ def assign(
     per_trace: int,
     overlap_share: float = 1.0,
     seed: int = 0,
-    assigned_by: str = "cli",
+    assigned_by: Actor | str | None = None,
 ) -> AssignReport:
     reviewers = sorted(set(r.strip() for r in reviewers if r.strip()))
     _check(store, sample, reviewers, per_trace, overlap_share)
@@ -67,7 +68,17 @@ def assign(
             load.update(m for m in members if m in load)
         added = _fill(traces, overlap, per_trace, reviewers, current, load, seed)
         rows = _positions(added, positions, seed)
-        sql.add_assignments(store, sample, rows, assigned_by)
+        who = as_actor(assigned_by)
+        sql.add_assignments(store, sample, rows, who.name)
+        record_act(
+            store,
+            who,
+            "assignment",
+            sample,
+            added=len(rows),
+            released=released,
+            reviewers=reviewers,
+        )
     return AssignReport(sample, len(rows), released, dict(load), min(overlap, len(traces)))
 
 

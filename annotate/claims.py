@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotate import llm
+from annotate.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.samples import sample_trace_ids
 from annotate.store import Store
@@ -227,9 +228,11 @@ def create_claims(
     client: Any = None,
     progress: Callable[[int, int], None] | None = None,
     max_claims: int = MAX_CLAIMS,
+    actor: Actor | str | None = None,
 ) -> ClaimReport:
     """Give every trace of the sample its claims, once; traces that have claims keep them.
-    Work is committed per batch, so a run that stops keeps what finished and a rerun resumes."""
+    Work is committed per batch, so a run that stops keeps what finished and a rerun resumes.
+    The run is recorded as `actor`'s act (None: the OS user)."""
     chosen = _choose_extractor(extractor, client, max_claims)
     trace_ids = sample_trace_ids(store, sample)
     if not trace_ids:
@@ -248,6 +251,8 @@ def create_claims(
             if progress:
                 progress(report.already_had + first + len(batch), len(trace_ids))
     report.without_claims = len(trace_ids) - len(sql.claim_counts(store, trace_ids))
+    with store.transaction():
+        record_act(store, actor, "claims", sample, **asdict(report))
     return report
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from annotate.activity import Actor, cli_actor
 from annotate.cli_agreement import add_agreement_commands
 from annotate.cli_claims import add_claims_commands
 from annotate.cli_people import add_people_commands
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _common(command: argparse.ArgumentParser, json_flag: bool = True) -> None:
     command.add_argument("--db", help="DuckDB file (default: $ANNOTATE_DB or data/annotate.duckdb)")
+    command.add_argument(
+        "--as",
+        dest="as_user",
+        metavar="NAME",
+        help="the account this act is recorded under (default: the OS user)",
+    )
     if json_flag:
         command.add_argument(
             "--json", action="store_true", help="print one JSON document on stdout"
@@ -129,13 +136,17 @@ def _add_demo_data(commands: Any) -> None:
 def run_import(args: argparse.Namespace) -> int:
     mapping = parse_mapping(args.map)
     with _writer(args) as store:
-        report = import_traces(store, args.path, args.format, mapping, progress=_progress_printer())
+        report = import_traces(
+            store, args.path, args.format, mapping, progress=_progress_printer(), actor=args.actor
+        )
     return _finish_import(report, args.json)
 
 
 def run_import_labels(args: argparse.Namespace) -> int:
     with _writer(args) as store:
-        report = import_labels(store, args.path, args.format, progress=_progress_printer())
+        report = import_labels(
+            store, args.path, args.format, progress=_progress_printer(), actor=args.actor
+        )
     return _finish_import(report, args.json)
 
 
@@ -169,24 +180,22 @@ def run_init(args: argparse.Namespace) -> int:
         sample = Path(args.sample)
         if not sample.exists() and sample == SAMPLE_TRACES:
             _write_demo_data(sample.parent)
-        report = import_traces(store, sample, progress=_progress_printer())
+        report = import_traces(store, sample, progress=_progress_printer(), actor=args.actor)
         _say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
         if sample == SAMPLE_TRACES:
-            _draw_demo_sample(store)
+            _draw_demo_sample(store, args.actor)
             _label_demo_sample(store, sample.with_name("sample_truth.jsonl"))
     return EXIT_OK
 
 
-def _draw_demo_sample(store: Store) -> None:
+def _draw_demo_sample(store: Store, actor: Actor) -> None:
     """A ready sample with claims, so a new lead can assign it to themselves and label at once."""
     from annotate.claims import create_claims
     from annotate.samples import draw_sample
     from annotate.sampling import SampleSpec
 
-    plan = draw_sample(
-        store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by="annotate init"
-    )
-    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences")
+    plan = draw_sample(store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by=actor)
+    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences", actor=actor)
     _say(
         f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
     )
@@ -218,9 +227,15 @@ class _writer:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.path = resolve_db_path(args.db)
+        self.args = args
 
     def __enter__(self) -> Store:
         self.store = open_store(self.path)
+        try:  # every act of the command is recorded under this name
+            self.args.actor = cli_actor(self.store, getattr(self.args, "as_user", None))
+        except BaseException:
+            self.store.close()
+            raise
         return self.store
 
     def __exit__(self, *exc: object) -> None:

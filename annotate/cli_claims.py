@@ -44,6 +44,7 @@ def run_claims(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
             args.extractor,
             progress=_progress(say),
             max_claims=args.max_claims,
+            actor=args.actor,
         )
     if args.json:
         emit(report.as_json())

@@ -10,8 +10,9 @@ import getpass
 import sys
 from typing import Any
 
+from annotate.activity import KINDS, activity
 from annotate.assignment import assign
-from annotate.users import ROLES, AuthError, add_user, list_users, set_active
+from annotate.users import ROLES, AuthError, add_user, list_users, set_active, set_password
 
 
 def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -31,9 +32,22 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
         toggle.set_defaults(
             run=lambda args, active=active: run_user_active(args, writer, say, active)
         )
+    password = actions.add_parser(
+        "password", help="set a new password (read from a prompt or stdin); open sessions end"
+    )
+    password.add_argument("name")
+    common(password, json_flag=False)
+    password.set_defaults(run=lambda args: run_user_password(args, writer, say))
     listing = actions.add_parser("list", help="every account")
     common(listing)
     listing.set_defaults(run=lambda args: run_user_list(args, writer, emit))
+
+    acts = commands.add_parser("activity", help="who did what and when, oldest first")
+    acts.add_argument("--user", help="only this user's acts")
+    acts.add_argument("--kind", choices=KINDS, help="only this kind of act")
+    acts.add_argument("--limit", type=int, help="at most this many rows")
+    common(acts)
+    acts.set_defaults(run=lambda args: run_activity(args, writer, emit))
 
     assigning = commands.add_parser("assign", help="assign each sampled trace to k reviewers")
     assigning.add_argument("--sample", required=True)
@@ -57,15 +71,38 @@ def read_password(prompt: str = "Password: ") -> str:
 def run_user_add(args: argparse.Namespace, writer: Any, say: Any) -> int:
     password = read_password()
     with writer(args) as store:
-        user = add_user(store, args.name, args.role, password)
+        user = add_user(store, args.name, args.role, password, actor=args.actor)
     say(f"added {user.name} ({user.role})")
     return 0
 
 
 def run_user_active(args: argparse.Namespace, writer: Any, say: Any, active: bool) -> int:
     with writer(args) as store:
-        set_active(store, args.name, active)
+        set_active(store, args.name, active, actor=args.actor)
     say(f"{args.name} is now {'active' if active else 'deactivated'}")
+    return 0
+
+
+def run_user_password(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    password = read_password("New password: ")
+    with writer(args) as store:
+        set_password(store, args.name, password, actor=args.actor)
+    say(f"{args.name} has a new password; their open sessions have ended")
+    return 0
+
+
+def run_activity(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    with writer(args) as store:
+        rows = activity(store, args.user, args.kind, args.limit)
+    if args.json:
+        emit({"activity": rows})
+        return 0
+    for row in rows:
+        detail = ", ".join(f"{k}={v}" for k, v in row["detail"].items())
+        print(
+            f"{row['acted_at']:%Y-%m-%d %H:%M:%S}\t{row['actor']}\t{row['origin']}\t"
+            f"{row['kind']}\t{row['subject'] or ''}\t{detail}"
+        )
     return 0
 
 
@@ -95,6 +132,7 @@ def run_assign(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
             args.per_trace,
             args.overlap_share,
             args.seed,
+            assigned_by=args.actor,
         )
     if args.json:
         emit(report.as_json())

@@ -81,11 +81,11 @@ def spec_from_args(args: argparse.Namespace) -> SampleSpec:
 def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     with writer(args) as store:
         if args.top_up is not None:
-            plan = top_up(store, args.name, args.top_up)
+            plan = top_up(store, args.name, args.top_up, created_by=args.actor)
         elif args.plan_only:
             plan = plan_sample(store, spec_from_args(args))
         else:
-            plan = draw_sample(store, spec_from_args(args))
+            plan = draw_sample(store, spec_from_args(args), created_by=args.actor)
     if args.json:
         emit(plan.as_json())
     say(describe_plan(plan, stored=not args.plan_only))

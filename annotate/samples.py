@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from annotate.activity import Actor, as_actor, record_act
 from annotate.sampling import (
     ALLOCATIONS,
     HASH_RULE,
@@ -121,20 +122,23 @@ def _check_columns_have_values(
             )
 
 
-def draw_sample(store: Store, spec: SampleSpec, created_by: str = "cli") -> Plan:
-    """Plan, draw and store a new named sample, in one transaction."""
+def draw_sample(store: Store, spec: SampleSpec, created_by: Actor | str | None = None) -> Plan:
+    """Plan, draw and store a new named sample, in one transaction; `created_by` is the actor
+    (the signed-in user; None: the OS user)."""
+    who = as_actor(created_by)
     with store.transaction():
         if sql.sample_row(store, spec.name) is not None:
             raise SampleError(
                 f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
             )
         plan = plan_sample(store, spec)
-        sql.insert_sample(store, _sample_record(plan, created_by))
-        _store_draw(store, plan, [(s.values, 0, s.sample) for s in plan.strata], created_by)
+        sql.insert_sample(store, _sample_record(plan, who.name))
+        _store_draw(store, plan, [(s.values, 0, s.sample) for s in plan.strata], who.name)
+        record_act(store, who, "sample", spec.name, traces=len(plan.trace_ids), seed=spec.seed)
     return plan
 
 
-def top_up(store: Store, name: str, extra: int, created_by: str = "cli") -> Plan:
+def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None = None) -> Plan:
     """Draw `extra` more traces into a sample: next in hash order, never a repeat."""
     if extra <= 0:
         raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
@@ -156,7 +160,9 @@ def top_up(store: Store, name: str, extra: int, created_by: str = "cli") -> Plan
         ]
         plan = Plan(spec, frame_size, excluded, strata, row["max_import_id"])
         ranges = [(s.values, low, s.sample) for s, low in zip(plan.strata, floors, strict=True)]
-        _store_draw(store, plan, ranges, created_by)
+        who = as_actor(created_by)
+        _store_draw(store, plan, ranges, who.name)
+        record_act(store, who, "top_up", name, added=len(plan.trace_ids))
     return plan
 
 

@@ -21,15 +21,17 @@ if not samples:
 sample = st.selectbox("Sample", samples, key="adjudicate_sample")
 flags = claim_flags(store, sample)
 if flags:
-    with st.expander(f"{len(flags)} claims flagged as badly extracted"):
+    with st.expander(ui.fmt("{} claims flagged as badly extracted", len(flags))):
         st.dataframe(pd.DataFrame(flags), hide_index=True, key="adjudicate_flags")
 open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
 judged = judge_disagreements(store, sample)
 if judged:
-    with st.expander(f"{len(judged)} claims where the judge disagrees with the gold label"):
+    with st.expander(
+        ui.fmt("{} claims where the judge disagrees with the gold label", len(judged))
+    ):
         st.dataframe(pd.DataFrame(judged), hide_index=True, key="adjudicate_judge")
 items = disagreements(store, sample, include_resolved=not open_only)
-st.caption(f"{len(items)} claims where reviewers disagree")
+st.caption(ui.fmt("{} claims where reviewers disagree", len(items)))
 if not items:
     st.stop()
 _, labels = rubric_labels(store)
@@ -44,15 +46,17 @@ item = items[choice]
 ui.show_claim(claim_view(store, item["trace_id"], item["claim_index"]))
 st.subheader("Votes")
 for vote in item["votes"]:
-    st.write(
-        f"**{vote['reviewer']}**: {vote['label']}"
-        + (f" ({vote['error_type']})" if vote["error_type"] else "")
-    )
+    said = ui.fmt("**{}**: {} ({})", vote["reviewer"], vote["label"], vote["error_type"])
+    st.write(said if vote["error_type"] else ui.fmt("**{}**: {}", vote["reviewer"], vote["label"]))
     if vote["note"]:
         st.text(vote["note"])
 if item["adjudication"]:
     st.info(
-        f"Adjudicated: {item['adjudication']['label']} by {item['adjudication']['adjudicator']}"
+        ui.fmt(
+            "Adjudicated: {} by {}",
+            item["adjudication"]["label"],
+            item["adjudication"]["adjudicator"],
+        )
     )
 with st.form("adjudicate_form"):
     label = st.selectbox("Final label", names, key="adjudicate_label")

@@ -47,7 +47,7 @@ if st.button("Assign", key="assign_run"):
         report = assign(
             store, sample, chosen, int(per_trace), float(overlap), int(seed), assigned_by=user.name
         )
-        st.success(f"Added {report.added} assignments; released {report.released}.")
+        st.success(ui.fmt("Added {} assignments; released {}.", report.added, report.released))
     except AnnotateError as exc:
         ui.show_error(exc)
 

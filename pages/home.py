@@ -1,4 +1,5 @@
-"""Home: the store at a glance, and a read-only look at any trace."""
+"""Home: a reviewer's own queue and progress; for leads and auditors the store at a glance and a
+read-only look at any trace with the judge's verdicts (never shown to reviewers)."""
 
 import altair as alt
 import pandas as pd
@@ -6,10 +7,32 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
+from annotate.labelling import progress
+from annotate.store.assignments import reviewer_samples
 from annotate.store.status import list_trace_ids, store_status, trace_detail
 
+user = ui.require_role("reviewer", "lead", "auditor")
 st.title("annotate")
 st.caption("Human calibration for LLM hallucination judges")
+
+
+def reviewer_home() -> None:
+    """Only the reviewer's own queue: no trace browser, no judge, no other reviewer."""
+    store = ui.store()
+    samples = reviewer_samples(store, user.name)
+    st.subheader("Your queue")
+    if not samples:
+        st.info("Nothing is assigned to you yet. A lead assigns samples to reviewers.")
+        return
+    rows = [{"sample": name, **progress(store, user.name, name)} for name in samples]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="home_queue")
+    if st.button("Label", type="primary", key="home_go_label"):
+        st.switch_page("pages/label.py")
+
+
+if user.role == "reviewer":
+    reviewer_home()
+    st.stop()
 
 try:
     store = ui.store()
@@ -71,8 +94,13 @@ trace_id = st.selectbox("Trace", ids, key="home_trace")
 detail = trace_detail(store, trace_id) if trace_id else None
 if detail:
     st.write(
-        f"{detail['feature'] or '(no feature)'} · {detail['risk_category'] or '(no risk category)'}"
-        f" · {detail['model'] or '(no model)'} · judgeable: {detail['judgeable']}"
+        ui.fmt(
+            "{} · {} · {} · judgeable: {}",
+            detail["feature"] or "(no feature)",
+            detail["risk_category"] or "(no risk category)",
+            detail["model"] or "(no model)",
+            detail["judgeable"],
+        )
     )
     ui.show_text("Request", detail["request"])
     ui.show_text("Response", detail["response"])

@@ -10,9 +10,11 @@ import ui
 from annotate.errors import AnnotateError
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
+from annotate.ingest.inbox import import_folder, inbox_files, inbox_path
 from annotate.ingest.labels import import_labels
 from annotate.store.imports import import_errors
 
+user = ui.require_role("lead")
 st.title("Import")
 st.caption(
     "Trace files (JSON Lines, a JSON array, CSV, Parquet, OTLP JSON, agent transcripts) or "
@@ -21,7 +23,15 @@ st.caption(
 
 kind = st.radio("What", ["traces", "labels"], horizontal=True, key="import_kind")
 upload = st.file_uploader("Upload a file", key="import_file")
-path_text = st.text_input("…or a path on this machine", key="import_path")
+folder = import_folder(ui.store())
+path_text = st.text_input(
+    "…or a file in the import folder (path relative to it)",
+    key="import_path",
+    help=ui.md(f"The app reads server files only from {folder}; a lead sets it on the Users page."),
+)
+found = inbox_files(ui.store())
+if found:
+    st.caption(ui.fmt("In the import folder: {}", ", ".join(found[:20])))
 fmt = st.selectbox("Format", ["detect from content", *FORMATS], key="import_format")
 mapping_text = st.text_area(
     "Field mapping, one FIELD=SOURCE a line (e.g. response=output.text)",
@@ -34,14 +44,16 @@ def _run(path: Path, name: str) -> ImportReport:
     bar = st.progress(0.0, text="reading…")
 
     def progress(rows: int, fraction: float) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"read {rows:,} rows")
+        bar.progress(min(max(fraction, 0.0), 1.0), text=ui.fmt("read {} rows", f"{rows:,}"))
 
     chosen = None if fmt == "detect from content" else fmt
     store = ui.store()
     if kind == "labels":
-        return import_labels(store, path, chosen, progress=progress, name=name)
+        return import_labels(store, path, chosen, progress=progress, name=name, actor=user.name)
     mapping = parse_mapping(line for line in mapping_text.splitlines() if line.strip())
-    return import_traces(store, path, chosen, mapping, progress=progress, name=name)
+    return import_traces(
+        store, path, chosen, mapping, progress=progress, name=name, actor=user.name
+    )
 
 
 if st.button("Import", type="primary", key="import_run"):
@@ -52,7 +64,8 @@ if st.button("Import", type="primary", key="import_run"):
                 target.write_bytes(upload.getvalue())
                 st.session_state["import_report"] = _run(target, upload.name)
         elif path_text.strip():
-            st.session_state["import_report"] = _run(Path(path_text.strip()), path_text.strip())
+            target = inbox_path(ui.store(), path_text)
+            st.session_state["import_report"] = _run(target, path_text.strip())
         else:
             st.warning("Upload a file or give a path first.")
     except AnnotateError as exc:
@@ -62,8 +75,16 @@ report = st.session_state.get("import_report")
 if report is not None:
     outcome = st.success if report.is_clean else st.warning
     outcome(
-        f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
-        f"duplicates {report.duplicates}, conflicts {report.conflicts} (import {report.import_id})"
+        ui.fmt(
+            "{} ({}): imported {}, rejected {}, duplicates {}, conflicts {} (import {})",
+            report.path,
+            report.format,
+            report.imported,
+            report.rejected,
+            report.duplicates,
+            report.conflicts,
+            report.import_id,
+        )
     )
     cols = st.columns(4)
     for column, (name, value) in zip(cols, report.counts().items(), strict=True):

@@ -10,6 +10,7 @@ from annotate.samples import Plan, draw_sample, list_samples, plan_sample, top_u
 from annotate.sampling import ALLOCATIONS, DEFAULT_BY, NO_VALUE, SampleSpec, parse_where
 from annotate.store.samples import attribute_names
 
+user = ui.require_role("lead")
 st.title("Sample")
 st.caption(
     "A seeded, stratified random draw of judgeable traces. Every later number knows how it "
@@ -113,19 +114,26 @@ if planned:
 
 plan = st.session_state.get("sample_plan")
 if plan is not None:
-    st.subheader(f"Plan: {plan.total} of {plan.frame_size} traces")
+    st.subheader(ui.fmt("Plan: {} of {} traces", plan.total, plan.frame_size))
     st.caption(
-        "Excluded from the frame: " + ", ".join(f"{k} {v}" for k, v in plan.excluded.items())
+        ui.fmt(
+            "Excluded from the frame: {}", ", ".join(f"{k} {v}" for k, v in plan.excluded.items())
+        )
     )
     frame = _plan_frame(plan)
     st.altair_chart(_share_chart(frame), width="stretch")
     st.dataframe(frame, hide_index=True)
-    if st.button(f"Draw sample {plan.spec.name!r}", type="primary", key="sample_draw"):
+    if st.button(ui.fmt("Draw sample {}", plan.spec.name), type="primary", key="sample_draw"):
         try:
-            drawn = draw_sample(store, plan.spec, created_by="app")
+            drawn = draw_sample(store, plan.spec, created_by=user.name)
             st.session_state.pop("sample_plan", None)
             st.success(
-                f"Drew {len(drawn.trace_ids)} traces into {drawn.spec.name!r} (seed {drawn.spec.seed})."
+                ui.fmt(
+                    "Drew {} traces into {} (seed {}).",
+                    len(drawn.trace_ids),
+                    drawn.spec.name,
+                    drawn.spec.seed,
+                )
             )
         except AnnotateError as exc:
             ui.show_error(exc)
@@ -163,7 +171,9 @@ else:
     extra = right.number_input("More traces", min_value=1, value=50, key="sample_topup_n")
     if st.button("Draw more", key="sample_topup"):
         try:
-            more = top_up(store, target, int(extra), created_by="app")
-            st.success(f"Added {len(more.trace_ids)} traces to {target!r}; weights updated.")
+            more = top_up(store, target, int(extra), created_by=user.name)
+            st.success(
+                ui.fmt("Added {} traces to {}; weights updated.", len(more.trace_ids), target)
+            )
         except AnnotateError as exc:
             ui.show_error(exc)

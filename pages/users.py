@@ -1,12 +1,22 @@
-"""Users: add accounts, deactivate them (their labels stay), and the labelling settings."""
+"""Users: accounts (add, deactivate, new password: their sessions end), and the settings a lead
+owns for sign-in, imports and labelling."""
 
 import pandas as pd
 import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
+from annotate.ingest.inbox import import_folder, set_import_folder
 from annotate.labelling import reveal_judge_after_submit, set_reveal_judge_after_submit
-from annotate.users import ROLES, add_user, list_users, set_active
+from annotate.users import (
+    ROLES,
+    add_user,
+    list_users,
+    session_hours,
+    set_active,
+    set_password,
+    set_session_hours,
+)
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -19,8 +29,8 @@ with st.form("users_add", clear_on_submit=True):
     password = right.text_input("Password (8+ characters)", type="password", key="users_password")
     if st.form_submit_button("Add user"):
         try:
-            add_user(store, name, role, password)
-            st.success(f"Added {name} ({role}).")
+            added = add_user(store, name, role, password, actor=user.name)
+            st.success(ui.fmt("Added {} ({}).", added.name, added.role))
         except AnnotateError as exc:
             ui.show_error(exc)
 
@@ -39,18 +49,49 @@ others = [u.name for u in accounts if u.name != user.name and not u.external]
 if others:
     left, right = st.columns(2)
     target = left.selectbox("Account", others, key="users_target")
-    if right.button("Deactivate", key="users_deactivate"):
-        set_active(store, target, False)
+    if right.button("Deactivate (ends their sessions)", key="users_deactivate"):
+        set_active(store, target, False, actor=user.name)
         st.rerun()
     if right.button("Reactivate", key="users_reactivate"):
-        set_active(store, target, True)
+        set_active(store, target, True, actor=user.name)
         st.rerun()
 
-st.subheader("Labelling")
+with st.form("users_password_form", clear_on_submit=True):
+    st.caption("A new password ends every open session of that account.")
+    left, right = st.columns(2)
+    whose = left.selectbox("Account", [user.name, *others], key="users_password_target")
+    new = right.text_input("New password (8+ characters)", type="password", key="users_new")
+    if st.form_submit_button("Set the password"):
+        try:
+            set_password(store, whose, new, actor=user.name)
+            st.success(ui.fmt("{} has a new password; their sessions have ended.", whose))
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+st.subheader("Settings")
+hours = st.number_input(
+    "Sign-in lasts (hours)", 0.25, 720.0, session_hours(store), 1.0, key="users_session_hours"
+)
+if hours != session_hours(store):
+    try:
+        set_session_hours(store, hours, actor=user.name)
+    except AnnotateError as exc:
+        ui.show_error(exc)
+folder = st.text_input(
+    "Import folder (the only server folder the Import page reads by path)",
+    str(import_folder(store)),
+    key="users_import_folder",
+)
+if folder.strip() and folder.strip() != str(import_folder(store)):
+    try:
+        set_import_folder(store, folder, actor=user.name)
+        st.rerun()
+    except AnnotateError as exc:
+        ui.show_error(exc)
 reveal = st.toggle(
     "Show reviewers the judge's verdict after they submit (feedback; never before)",
     value=reveal_judge_after_submit(store),
     key="users_reveal_judge",
 )
 if reveal != reveal_judge_after_submit(store):
-    set_reveal_judge_after_submit(store, reveal)
+    set_reveal_judge_after_submit(store, reveal, actor=user.name)

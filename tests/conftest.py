@@ -52,15 +52,45 @@ def cli(capsys: pytest.CaptureFixture[str], db_path: Path):
     return run
 
 
+def plain(markdown: str) -> str:
+    """What an escaped Markdown string (ui.md / ui.fmt) shows: its backslash escapes undone."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def sign_in_token(user) -> str:
+    """A real session token for `user` in the store the app opens ($ANNOTATE_DB); the account
+    is created (with a test password) when the store does not have it yet."""
+    from annotate.store import resolve_db_path
+    from annotate.store.users import user_row
+    from annotate.users import add_user, start_session
+
+    store = open_store(resolve_db_path())
+    try:
+        if user_row(store, user.name) is None:
+            add_user(store, user.name, user.role, "test passphrase")
+        return start_session(store, user.name)
+    finally:
+        store.close()
+
+
 def run_app(user, page: str | None = None):
-    """Run app.py under AppTest as `user` (logged in through session state), then open `page`."""
+    """Run app.py under AppTest as `user` (signed in with a real session token), open `page`."""
     from streamlit.testing.v1 import AppTest
 
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     if user is not None:
-        app.session_state["user"] = user
+        app.session_state["auth_token"] = sign_in_token(user)
     app.run()
     if page:
         app.switch_page(page).run()
     assert not app.exception, app.exception
     return app
+
+
+def button_for(app, prefix: str):
+    """The one button whose key starts with `prefix` (label keys also name the claim shown)."""
+    found = [b for b in app.button if b.key and b.key.startswith(prefix)]
+    assert len(found) == 1, [b.key for b in app.button]
+    return found[0]

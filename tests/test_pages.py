@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, ROOT, run_app
+from conftest import FIXTURES, ROOT, plain, run_app
 from streamlit.testing.v1 import AppTest
 
 from annotate.ingest.importer import import_traces
+from annotate.ingest.inbox import set_import_folder
 from annotate.store import open_store
 from annotate.users import User
 
@@ -19,6 +20,7 @@ def app_store(tmp_path, monkeypatch):
     path = tmp_path / "app.duckdb"
     store = open_store(path)
     import_traces(store, FIXTURES / "generic" / "production.jsonl")
+    set_import_folder(store, str(FIXTURES))
     store.close()
     monkeypatch.setenv("ANNOTATE_DB", str(path))
     return path
@@ -57,10 +59,10 @@ def test_home_on_an_empty_store_says_how_to_fill_it(tmp_path, monkeypatch):
 
 def test_import_page_imports_a_path_and_lists_rejected_rows(app_store):
     app = run_page("pages/import_traces.py")
-    app.text_input(key="import_path").input(str(FIXTURES / "bad" / "wrong_types.jsonl"))
+    app.text_input(key="import_path").input("bad/wrong_types.jsonl")
     app.button(key="import_run").click().run()
     assert not app.exception, app.exception
-    assert "imported 1, rejected 4" in app.warning[0].value
+    assert "imported 1, rejected 4" in plain(app.warning[0].value)
     errors = app.dataframe[-1].value
     assert list(errors["line"]) == [2, 3, 3, 4, 4, 5]
     assert errors["field"].iloc[0] == "context"
@@ -68,9 +70,22 @@ def test_import_page_imports_a_path_and_lists_rejected_rows(app_store):
 
 def test_import_page_reports_a_missing_file(app_store):
     app = run_page("pages/import_traces.py")
-    app.text_input(key="import_path").input("/no/such/file.jsonl")
+    app.text_input(key="import_path").input("no/such/file.jsonl")
     app.button(key="import_run").click().run()
-    assert "does not exist" in app.error[0].value
+    assert "is not a file in the import folder" in plain(app.error[0].value)
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../../pyproject.toml", "/etc/../etc/hostname"])
+def test_import_page_refuses_a_path_outside_the_import_folder(app_store, path):
+    app = run_page("pages/import_traces.py")
+    app.text_input(key="import_path").input(path)
+    app.button(key="import_run").click().run()
+    assert "is outside the import folder" in plain(app.error[0].value)
+    store = open_store(app_store)
+    try:
+        assert store.scalar("SELECT count(*) FROM imports") == 1  # only the fixture's import
+    finally:
+        store.close()
 
 
 def test_sample_page_plans_and_draws_a_sample(app_store):
@@ -79,12 +94,12 @@ def test_sample_page_plans_and_draws_a_sample(app_store):
     app.number_input(key="sample_n").set_value(2)
     app.button[0].click().run()  # the form's "Show the plan"
     assert not app.exception, app.exception
-    assert "Plan: 2 of 2 traces" in [h.value for h in app.subheader]
+    assert "Plan: 2 of 2 traces" in [plain(h.value) for h in app.subheader]
     plan = app.dataframe[0].value
     assert list(plan["N_h"]) == [1, 1] and list(plan["n_h"]) == [1, 1]
     app.button(key="sample_draw").click().run()
     assert not app.exception, app.exception
-    assert "Drew 2 traces into 'page-sample'" in app.success[0].value
+    assert plain(app.success[0].value) == "Drew 2 traces into page-sample (seed 7)."
     listed = app.dataframe[-1].value
     assert list(listed["name"]) == ["page-sample"] and list(listed["traces"]) == [2]
 
@@ -94,7 +109,7 @@ def test_sample_page_shows_a_bad_request_as_an_error(app_store):
     app.text_input(key="sample_name").input("too-big")
     app.number_input(key="sample_n").set_value(50)
     app.button[0].click().run()
-    assert "n=50 is larger than the frame" in app.error[0].value
+    assert "n=50 is larger than the frame" in plain(app.error[0].value)
 
 
 @pytest.mark.parametrize(

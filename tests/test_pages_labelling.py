@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, run_app
+from conftest import ROOT, button_for, plain, run_app, sign_in_token
 from labelling_data import PASSWORD, prepare
 from streamlit.testing.v1 import AppTest
 
 from annotate.assignment import assign
+from annotate.labelling import set_min_dwell
 from annotate.store import open_store
-from annotate.users import User
+from annotate.users import User, session_user
 
 APP = str(ROOT / "app.py")
 
@@ -20,6 +21,7 @@ def labelling_store(tmp_path, monkeypatch):
     store = open_store(path)
     prepare(store, tmp_path)
     assign(store, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    set_min_dwell(store, 0)  # these flows click at machine speed; the dwell has its own tests
     store.close()
     monkeypatch.setenv("ANNOTATE_DB", str(path))
     return path
@@ -37,22 +39,37 @@ def test_first_lead_is_created_on_a_store_without_accounts(tmp_path, monkeypatch
     app.text_input(key="login_repeat").input(PASSWORD)
     app.button[0].click().run()
     assert not app.exception, app.exception
-    assert app.session_state["user"] == User("lena", "lead")
-    assert "Signed in as **lena** (lead)" in [c.value for c in app.sidebar.caption]
+    assert "Create the first lead" not in [s.value for s in app.subheader]
+    # AppTest resets Streamlit's pages-folder mode on every run, so this rerun ran the
+    # page file itself (its own guard let the new lead in); app.py runs in a fresh session.
+    again = AppTest.from_file(APP, default_timeout=60)
+    again.session_state["auth_token"] = app.session_state["auth_token"]
+    again.run()
+    assert "Signed in as **lena** (lead)" in [plain(c.value) for c in again.sidebar.caption]
 
 
 def test_login_and_logout(labelling_store):
     app = app_as(None)
-    assert "Log in" in [s.value for s in app.subheader]
+    assert "Sign in" in [s.value for s in app.subheader]
     app.text_input(key="login_name").input("alice")
     app.text_input(key="login_password").input("wrong password")
     app.button[0].click().run()
-    assert "wrong user name or password" in app.error[0].value
+    assert "wrong user name or password" in plain(app.error[0].value)
     app.text_input(key="login_password").input(PASSWORD)
     app.button[0].click().run()
-    assert app.session_state["user"] == User("alice", "reviewer")
-    app.button(key="app_logout").click().run()
-    assert "user" not in app.session_state
+    token = app.session_state["auth_token"]
+    store = open_store(labelling_store)
+    try:
+        assert session_user(store, token) == User("alice", "reviewer")
+        app = AppTest.from_file(APP, default_timeout=60)  # app.py, with its Log out button
+        app.session_state["auth_token"] = token
+        app.run()
+        app.button(key="app_logout").click().run()
+        assert "auth_token" not in app.session_state
+        assert session_user(store, token) is None  # the token is revoked, not only forgotten
+    finally:
+        store.close()
+    assert "Sign in" in [s.value for s in app.subheader]
 
 
 @pytest.mark.parametrize(
@@ -88,7 +105,7 @@ def test_an_auditor_has_only_the_read_only_pages(labelling_store):
 def test_a_page_refuses_a_role_even_if_reached(labelling_store):
     """Defence in depth: run a lead page's script directly with a reviewer in session."""
     app = AppTest.from_file(str(ROOT / "pages" / "users.py"), default_timeout=60)
-    app.session_state["user"] = User("alice", "reviewer")
+    app.session_state["auth_token"] = sign_in_token(User("alice", "reviewer"))
     app.run()
     assert "This page is not available to your role." in [e.value for e in app.error]
     assert not app.dataframe
@@ -104,15 +121,15 @@ def test_a_reviewer_labels_five_claims_goes_back_skips_and_sees_progress(labelli
     shown = []
     for label in ["supported", "contradicted", "supported", "not_in_context", "supported"]:
         shown.append(_claim_text(app))
-        app.button(key=f"label_button_{label}").click().run()
+        button_for(app, f"label_button_{label}_").click().run()
         assert not app.exception, app.exception
     assert len(set(shown)) >= 3
     assert "5 / 36 claims done" in app.get("progress")[0].proto.text
     app.button(key="label_back_button").click().run()
     assert "Changing your last verdict" in app.warning[0].value
     assert _claim_text(app) == shown[-1]
-    app.button(key="label_button_contradicted").click().run()
-    app.button(key="label_skip").click().run()
+    button_for(app, "label_button_contradicted_").click().run()
+    button_for(app, "label_skip_").click().run()
     assert (
         "6 / 36 claims done" in app.get("progress")[0].proto.text
     )  # 5 labelled (one twice) + 1 skipped
@@ -155,9 +172,9 @@ def test_the_lead_adjudicates_a_disagreement(labelling_store):
         app = app_as(User(reviewer, "reviewer"), "pages/label.py")
         # both label their whole queue's first trace the same way, in their own order
         for _ in range(36):
-            app.button(key=f"label_button_{label}").click().run()
+            button_for(app, f"label_button_{label}_").click().run()
     app = app_as(User("lena", "lead"), "pages/adjudicate.py")
-    assert "36 claims where reviewers disagree" in [c.value for c in app.caption]
+    assert "36 claims where reviewers disagree" in [plain(c.value) for c in app.caption]
     app.selectbox(key="adjudicate_label").select("contradicted")
     app.text_area(key="adjudicate_reason").input("the context gives another amount")
     app.button[-1].click().run()
@@ -189,11 +206,11 @@ def test_the_lead_assigns_the_demo_sample_to_themselves_in_one_click(tmp_path, m
 def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling_store):
     app = app_as(User("alice", "reviewer"), "pages/label.py")
     app.selectbox(key="label_flag_reason").select("not_atomic")
-    app.button(key="label_flag").click().run()
+    button_for(app, "label_flag_").click().run()
     assert not app.exception, app.exception
     lead = app_as(User("lena", "lead"), "pages/adjudicate.py")
     # no disagreements yet, so the page stops after the flags
-    assert "1 claims flagged as badly extracted" in [e.label for e in lead.expander]
+    assert "1 claims flagged as badly extracted" in [plain(e.label) for e in lead.expander]
 
 
 def test_the_calibration_page_shows_agreement_and_the_judge_confusion(labelling_store):

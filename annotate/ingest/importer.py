@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from annotate.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import FORMATS, detect_format, read_records
 from annotate.store import Store
@@ -101,8 +102,11 @@ def import_traces(
     mapping: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     name: str | None = None,
+    actor: Actor | str | None = None,
 ) -> ImportReport:
-    """Import a trace file; `name` is what the report calls it (an uploaded file's name)."""
+    """Import a trace file; `name` is what the report calls it (an uploaded file's name).
+
+    `actor` is who imports (the signed-in user; None: the OS user), recorded with the import."""
     file_path = Path(path)
     if not file_path.is_file():
         raise UsageError(f"{file_path} does not exist or is not a file")
@@ -113,12 +117,15 @@ def import_traces(
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
         with store.transaction():
-            report = ImportReport(sql.start_import(store, "traces", label, chosen), label, chosen)
+            who = as_actor(actor)
+            import_id = sql.start_import(store, "traces", label, chosen, who.name)
+            report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)
             for batch in _batches(records, fh, size, progress):
                 _import_batch(store, report, batch, mapping or {})
             _check_not_empty(report, label)
             sql.finish_import(store, report.import_id, report.counts())
+            record_act(store, who, "import", str(import_id), file=label, **report.counts())
     return report
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from annotate.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import detect_format, read_records
 from annotate.ingest.importer import BATCH_SIZE, KEPT_ERRORS, ImportReport, Progress
@@ -86,7 +87,9 @@ def import_labels(
     fmt: str | None = None,
     progress: Progress | None = None,
     name: str | None = None,
+    actor: Actor | str | None = None,
 ) -> ImportReport:
+    """Append labels made elsewhere; `actor` is who imports them (None: the OS user)."""
     file_path = Path(path)
     if not file_path.is_file():
         raise UsageError(f"{file_path} does not exist or is not a file")
@@ -96,9 +99,9 @@ def import_labels(
         if chosen not in LABEL_FORMATS:
             raise UsageError(f"labels must be {', '.join(LABEL_FORMATS)}, not {chosen}")
         with store.transaction():
-            report = ImportReport(
-                import_sql.start_import(store, "labels", label, chosen), label, chosen
-            )
+            who = as_actor(actor)
+            import_id = import_sql.start_import(store, "labels", label, chosen, who.name)
+            report = ImportReport(import_id, label, chosen)
             version, rubric = sql.active_rubric(store)
             names = [item["label"] for item in rubric]
             batch: list[Record | RowError] = []
@@ -113,6 +116,7 @@ def import_labels(
             if report.imported + report.rejected + report.duplicates == 0:
                 raise InputError(f"{label} holds no rows: there is nothing to import")
             import_sql.finish_import(store, report.import_id, report.counts())
+            record_act(store, who, "import_labels", str(import_id), file=label, **report.counts())
     return report
 
 

@@ -98,8 +98,8 @@ def insert_label_event(store: Store, row: dict[str, Any]) -> int:
     return int(
         store.scalar(
             "INSERT INTO label_events (trace_id, claim_index, reviewer, label, error_type, note, "
-            "rubric_version, shown_at, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'app') "
-            "RETURNING event_id",
+            "rubric_version, shown_at, created_at, origin, based_on, claim_version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'app', ?, ?) RETURNING event_id",
             [
                 row["trace_id"],
                 row["claim_index"],
@@ -110,9 +110,29 @@ def insert_label_event(store: Store, row: dict[str, Any]) -> int:
                 row["rubric_version"],
                 row.get("shown_at"),
                 row.get("created_at") or datetime.now(),
+                row.get("based_on"),
+                row.get("claim_version"),
             ],
         )
     )
+
+
+def claim_text(store: Store, trace_id: str, claim_index: int) -> str | None:
+    return store.scalar(
+        "SELECT text FROM claims WHERE trace_id = ? AND claim_index = ?", [trace_id, claim_index]
+    )
+
+
+def latest_label_event(
+    store: Store, reviewer: str, trace_id: str, claim_index: int
+) -> dict[str, Any] | None:
+    """The reviewer's current verdict on one claim (its latest event), if any."""
+    rows = store.fetch_dicts(
+        "SELECT event_id, label, error_type, note, created_at FROM label_events "
+        "WHERE reviewer = ? AND trace_id = ? AND claim_index = ? ORDER BY event_id DESC LIMIT 1",
+        [reviewer, trace_id, claim_index],
+    )
+    return rows[0] if rows else None
 
 
 def insert_skip(store: Store, trace_id: str, claim_index: int, reviewer: str, reason: str) -> None:

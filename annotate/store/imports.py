@@ -30,11 +30,12 @@ TRACE_COLUMNS = (
 )
 
 
-def start_import(store: Store, kind: str, path: str, fmt: str) -> int:
+def start_import(store: Store, kind: str, path: str, fmt: str, created_by: str) -> int:
     import_id = int(store.scalar("SELECT nextval('import_ids')"))
     store.execute(
-        "INSERT INTO imports (id, kind, path, format, started_at) VALUES (?, ?, ?, ?, ?)",
-        [import_id, kind, path, fmt, datetime.now()],
+        "INSERT INTO imports (id, kind, path, format, started_at, created_by) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [import_id, kind, path, fmt, datetime.now(), created_by],
     )
     return import_id
 
@@ -174,7 +175,7 @@ def _insert_rows(
 
 def list_imports(store: Store) -> list[dict[str, Any]]:
     rows = store.fetchall(
-        "SELECT id, kind, path, format, started_at, finished_at, imported, rejected, "
+        "SELECT id, kind, path, format, created_by, started_at, finished_at, imported, rejected, "
         "duplicates, conflicts FROM imports WHERE finished_at IS NOT NULL ORDER BY id"
     )
     keys = (
@@ -182,6 +183,7 @@ def list_imports(store: Store) -> list[dict[str, Any]]:
         "kind",
         "path",
         "format",
+        "created_by",
         "started_at",
         "finished_at",
         "imported",

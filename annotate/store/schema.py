@@ -258,6 +258,35 @@ CREATE INDEX assignments_reviewer ON assignments (reviewer, sample);
 CREATE INDEX label_events_claim ON label_events (trace_id, claim_index);
 """
 
+_TRUST = """
+CREATE SEQUENCE activity_ids START 1;
+CREATE TABLE activity (
+    id BIGINT PRIMARY KEY DEFAULT nextval('activity_ids'),
+    acted_at TIMESTAMP NOT NULL,
+    actor VARCHAR NOT NULL,           -- the signed-in account, --as NAME, or the OS user
+    origin VARCHAR NOT NULL,          -- app | cli
+    kind VARCHAR NOT NULL,            -- import | sample | top_up | claims | assignment | ...
+    subject VARCHAR,                  -- what it acted on: a sample, an import id, a user
+    detail JSON NOT NULL
+);
+CREATE TABLE auth_sessions (
+    token_hash VARCHAR PRIMARY KEY,   -- sha256 of the random token; the token is never stored
+    name VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    expires_at TIMESTAMP NOT NULL,
+    revoked_at TIMESTAMP,
+    revoked_reason VARCHAR            -- logout | deactivated | password_changed
+);
+CREATE TABLE login_failures (
+    name VARCHAR NOT NULL,
+    failed_at TIMESTAMP NOT NULL
+);
+CREATE INDEX activity_acted_at ON activity (acted_at);
+ALTER TABLE imports ADD COLUMN created_by VARCHAR;
+ALTER TABLE label_events ADD COLUMN based_on BIGINT;       -- the latest event when the claim was shown
+ALTER TABLE label_events ADD COLUMN claim_version VARCHAR; -- hash of the claim text that was shown
+"""
+
 _JUDGE_LABEL_MAP = """
 CREATE SEQUENCE judge_label_map_ids START 1;
 CREATE TABLE judge_label_map (     -- append-only: the current mapping is the latest row
@@ -275,5 +304,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0002_default_rubric", _default_rubric()),
     ("0003_samples", _SAMPLES),
     ("0004_labelling", _LABELLING),
+    ("0005_trust", _TRUST),
     ("0006_judge_label_map", _JUDGE_LABEL_MAP),
 ]

@@ -49,3 +49,55 @@ def labeller_names(store: Store) -> list[str]:
         "SELECT name FROM users WHERE active AND NOT external AND role IN ('reviewer', 'lead') ORDER BY name"
     )
     return [row[0] for row in rows]
+
+
+def insert_session(store: Store, token_hash: str, name: str, expires_at: datetime) -> None:
+    store.execute(
+        "INSERT INTO auth_sessions (token_hash, name, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        [token_hash, name, datetime.now(), expires_at],
+    )
+
+
+def session_account(store: Store, token_hash: str, now: datetime) -> dict[str, Any] | None:
+    """The account behind a live session: not revoked, not expired, active, not external."""
+    rows = store.fetch_dicts(
+        "SELECT u.name, u.role FROM auth_sessions s JOIN users u USING (name) "
+        "WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ? "
+        "AND u.active AND NOT u.external AND u.password_hash IS NOT NULL",
+        [token_hash, now],
+    )
+    return rows[0] if rows else None
+
+
+def revoke_session(store: Store, token_hash: str, reason: str) -> None:
+    store.execute(
+        "UPDATE auth_sessions SET revoked_at = ?, revoked_reason = ? "
+        "WHERE token_hash = ? AND revoked_at IS NULL",
+        [datetime.now(), reason, token_hash],
+    )
+
+
+def revoke_sessions_of(store: Store, name: str, reason: str) -> None:
+    store.execute(
+        "UPDATE auth_sessions SET revoked_at = ?, revoked_reason = ? "
+        "WHERE name = ? AND revoked_at IS NULL",
+        [datetime.now(), reason, name],
+    )
+
+
+def update_password(store: Store, name: str, password_hash: str) -> None:
+    store.execute("UPDATE users SET password_hash = ? WHERE name = ?", [password_hash, name])
+
+
+def insert_login_failure(store: Store, name: str, at: datetime) -> None:
+    store.execute("INSERT INTO login_failures VALUES (?, ?)", [name, at])
+
+
+def recent_failures(store: Store, name: str) -> tuple[int, datetime | None]:
+    """Wrong passwords for `name` since its last sign-in: (count, time of the latest)."""
+    row = store.fetchone(
+        "SELECT count(*), max(failed_at) FROM login_failures WHERE name = ? AND failed_at > "
+        "coalesce((SELECT max(created_at) FROM auth_sessions WHERE name = ?), TIMESTAMP '1970-01-01')",
+        [name, name],
+    )
+    return (int(row[0]), row[1]) if row else (0, None)

@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -140,11 +141,12 @@ def expected_status(app_store: Path) -> dict[str, Any]:
     return status
 
 
-@pytest.fixture(scope="module")
-def app_url(chromium: Path, app_store: Path, expected_status: dict[str, Any]) -> Iterator[str]:
+@contextmanager
+def running_app(db: Path) -> Iterator[str]:
+    """`streamlit run app.py` on `db` and a free port, stopped (and the store free) on exit."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    log = app_store.with_name("streamlit.log")
+    log = db.with_name(f"streamlit-{port}.log")
     command = [
         *(sys.executable, "-m", "streamlit", "run", "app.py"),
         *("--server.headless", "true", "--server.port", str(port)),
@@ -152,7 +154,7 @@ def app_url(chromium: Path, app_store: Path, expected_status: dict[str, Any]) ->
         # Others edit the repo while tests run; a changed file must not rerun the page.
         *("--server.fileWatcherType", "none"),
     ]
-    env = {**os.environ, "ANNOTATE_DB": str(app_store)}
+    env = {**os.environ, "ANNOTATE_DB": str(db)}
     with log.open("wb") as out:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -162,6 +164,12 @@ def app_url(chromium: Path, app_store: Path, expected_status: dict[str, Any]) ->
         yield url
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="module")
+def app_url(chromium: Path, app_store: Path, expected_status: dict[str, Any]) -> Iterator[str]:
+    with running_app(app_store) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 pytestmark = pytest.mark.browser
+READ_MS = 500  # longer than the app's minimum time a claim is shown before a verdict counts
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "first lead passphrase"
@@ -48,7 +49,7 @@ def test_new_user_creates_the_first_lead_takes_the_demo_sample_and_labels_ten_cl
     page.get_by_label("Repeat the password").fill(PASSWORD)
     page.get_by_label("Repeat the password").press("Enter")
     page.get_by_text("Signed in as lena").wait_for()
-    page.locator("[data-testid='stSidebarNavLink']", has_text="Assign").click()
+    page.locator("[data-testid='stPageLink-NavLink']", has_text="Assign").click()
     page.get_by_role("button", name="Assign the demo sample to me and start labelling").click()
     page.locator(".annotate-claim").wait_for()
     progress = page.get_by_text("claims done in demo")
@@ -59,6 +60,7 @@ def test_new_user_creates_the_first_lead_takes_the_demo_sample_and_labels_ten_cl
     for done in range(10):
         before = page.locator(".annotate-claim").inner_text()
         page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.wait_for_timeout(READ_MS)  # a person reads the claim before the verdict
         page.keyboard.press(str(1 + done % 5))
         page.get_by_text(f"{done + 1} / {total} claims done").wait_for()
         page.wait_for_function(

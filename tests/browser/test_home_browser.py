@@ -62,7 +62,7 @@ def test_home_shows_the_trace_count_and_features_from_status(
 
 def test_sidebar_navigation_opens_the_import_page(page: Page, lead: tuple[str, str]) -> None:
     open_home(page, lead)
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Import").click()
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Import").click()
     expect(page.get_by_role("heading", name="Import", level=1)).to_be_visible(timeout=WAIT_MS)
     expect(page).to_have_url(re.compile(r"/import_traces/?$"))
     expect(page.get_by_text("Upload a file")).to_be_visible()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 pytestmark = pytest.mark.browser
+READ_MS = 500  # longer than the app's minimum time a claim is shown before a verdict counts
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "reviewer passphrase"
@@ -95,7 +96,7 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
     page: Any, app_url: str
 ) -> None:
     log_in(page, "rev", PASSWORD)
-    page.locator("[data-testid='stSidebarNavLink']", has_text="Label").click()
+    page.locator("[data-testid='stPageLink-NavLink']", has_text="Label").click()
     page.locator(".annotate-claim").wait_for()
     saw_markup = False
     for done in range(9):
@@ -108,6 +109,7 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
         page.evaluate(
             "document.activeElement && document.activeElement.blur()"
         )  # not in a text field
+        page.wait_for_timeout(READ_MS)  # a person reads the claim before the verdict
         page.keyboard.press("1" if done % 2 else "3")
         page.get_by_text(f"{done + 1} / 9 claims done").wait_for()
         if done < 8:
@@ -122,12 +124,12 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
 
 
 def test_a_reviewer_cannot_reach_lead_pages_by_url(page: Any, app_url: str) -> None:
-    for path in ("/users", "/assign", "/adjudicate", "/import_traces", "/sample"):
-        log_in(page, "rev", PASSWORD, path)  # a fresh load asks to log in first
-        page.get_by_text("Your queue", exact=False).or_(
-            page.get_by_role("heading", name="annotate")
-        ).first.wait_for()
-        links = page.locator("[data-testid='stSidebarNavLink']").all_inner_texts()
+    log_in(page, "rev", PASSWORD)
+    for path in ("/users", "/assign", "/adjudicate", "/import_traces", "/sample", "/activity"):
+        page.goto(path)  # still signed in: the session cookie survives a load
+        page.get_by_text("Signed in as rev").wait_for()
+        page.get_by_role("heading", name="Your queue").wait_for()
+        links = page.locator("[data-testid='stPageLink-NavLink']").all_inner_texts()
         assert [link.split()[-1] for link in links] == ["Home", "Label"], links
-        for heading in ("Users", "Assign", "Adjudicate", "Import", "Sample"):
+        for heading in ("Users", "Assign", "Adjudicate", "Import", "Sample", "Activity"):
             assert page.get_by_role("heading", name=heading, exact=True).count() == 0

@@ -1,0 +1,100 @@
+"""Every act has a name: the actor of an act, and the log an auditor reads.
+
+An act (import, sample, top-up, claims run, assignment, adjudication, flag, setting,
+report, account change, export) is recorded in the same transaction as its work.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from annotate.store import Store
+from annotate.store import activity as sql
+
+KINDS = (
+    "import",
+    "import_labels",
+    "sample",
+    "top_up",
+    "claims",
+    "assignment",
+    "adjudication",
+    "flag",
+    "setting",
+    "report",
+    "account",
+    "export",
+    "verdict",
+    "skip",
+)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts: a signed-in account in the app, `--as NAME` or the OS user on the CLI."""
+
+    name: str
+    origin: str = "app"  # app | cli
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def os_actor() -> Actor:
+    """The CLI's actor when no --as is given: the operating-system user."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        name = os.environ.get("USER") or f"uid {os.getuid()}"
+    return Actor(name, "cli")
+
+
+def as_actor(who: Actor | str | None) -> Actor:
+    """Library callers may pass a bare name (the app's signed-in user) or nothing (the OS user)."""
+    if isinstance(who, Actor):
+        return who
+    if who is None:
+        return os_actor()
+    return Actor(who, "app")
+
+
+def record_act(
+    store: Store,
+    who: Actor | str | None,
+    kind: str,
+    subject: str | None = None,
+    **detail: Any,
+) -> None:
+    """Append one activity row; call inside the act's own transaction."""
+    actor = as_actor(who)
+    sql.insert_act(store, actor.name, actor.origin, kind, subject, detail)
+
+
+def activity(
+    store: Store, actor: str | None = None, kind: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The log, oldest first, optionally for one actor and one kind of act."""
+    return sql.acts(store, actor or None, kind or None, limit)
+
+
+def activity_filters(store: Store) -> tuple[list[str], list[str]]:
+    """(actors, kinds) that occur in the log, for filter widgets."""
+    return sql.act_actors(store), sql.act_kinds(store)
+
+
+def cli_actor(store: Store, name: str | None) -> Actor:
+    """`--as NAME` must name an active account; without it, the OS user acts."""
+    from annotate.errors import UsageError
+    from annotate.store.users import user_row
+
+    if not name:
+        return os_actor()
+    row = user_row(store, name)
+    if row is None or row["external"]:
+        raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")
+    if not row["active"]:
+        raise UsageError(f"--as {name}: the account {name!r} is deactivated")
+    return Actor(name, "cli")

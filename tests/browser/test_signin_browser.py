@@ -1,0 +1,257 @@
+"""Sign-in by mechanism, in a real browser against `streamlit run`.
+
+Every URL (the app's pages and the raw names of the pages/ folder), opened by a visitor
+on a freshly started server, shows only the sign-in (or first-lead) form and none of the
+store's text. A reload and a deep link keep a signed-in reviewer on their page; Log out,
+deactivation and a new password end the session; wrong passwords are slowed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import running_app
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "reviewer passphrase"
+LEAD_PASSWORD = "lead passphrase"
+# The app's page addresses, which are also the file names in pages/.
+PATHS = [
+    "/",
+    "/home",
+    "/label",
+    "/import_traces",
+    "/sample",
+    "/assign",
+    "/adjudicate",
+    "/agreement",
+    "/calibration",
+    "/activity",
+    "/users",
+    "/no_such_page",
+]
+
+
+def annotate(*args: str, db: Path, stdin: str | None = None) -> str:
+    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
+    result = subprocess.run(
+        command, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample (traces, judge verdicts, the demo sample), no accounts yet."""
+    db = tmp_path_factory.mktemp("signin") / "fresh.duckdb"
+    annotate("init", db=db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def secrets(sample_store: Path) -> list[str]:
+    """Strings of the store that no visitor may see: trace ids, texts, the sample's name."""
+    rows = [json.loads(line) for line in (ROOT / "data" / "sample_traces.jsonl").open()][:5]
+    found = [row["trace_id"] for row in rows] + [row["response"][:40] for row in rows]
+    return [*found, "sim-ana", "Browse a trace", "Traces by feature"]
+
+
+def visible_text(page: Any) -> str:
+    return page.locator("body").inner_text()
+
+
+def check_only_the_form(page: Any, path: str, heading: str, secrets: list[str]) -> None:
+    page.goto(path)
+    page.get_by_role("heading", name=heading).wait_for()
+    page.get_by_label("User name").wait_for()
+    page.wait_for_timeout(300)  # anything else the run would draw arrives by now
+    text = visible_text(page)
+    assert not [s for s in secrets if s in text], (path, text[:500])
+    assert page.locator("[data-testid='stPageLink-NavLink']").count() == 0, path
+    assert page.locator("[data-testid='stSidebarNavLink']").count() == 0, path
+    assert page.locator("[data-testid='stDataFrame']").count() == 0, path
+
+
+def test_a_visitor_sees_only_the_first_lead_form_on_a_store_without_accounts(
+    chromium: Path, browser: Any, sample_store: Path, secrets: list[str]
+) -> None:
+    with running_app(sample_store) as url:
+        page = browser.new_context(base_url=url).new_page()
+        # The first request of the fresh server goes to a page file, not to "/".
+        for path in ["/sample", *PATHS]:
+            check_only_the_form(page, path, "Create the first lead", secrets)
+
+
+@pytest.fixture(scope="module")
+def accounts_store(sample_store: Path) -> Path:
+    db = sample_store.with_name("accounts.duckdb")
+    db.write_bytes(sample_store.read_bytes())
+    annotate("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
+    annotate("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
+    annotate("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def accounts_url(chromium: Path, accounts_store: Path) -> Any:
+    with running_app(accounts_store) as url:
+        yield url
+
+
+def test_a_visitor_sees_only_the_sign_in_form_on_every_url(
+    browser: Any, accounts_url: str, secrets: list[str]
+) -> None:
+    page = browser.new_context(base_url=accounts_url).new_page()
+    for path in ["/import_traces", *PATHS]:
+        check_only_the_form(page, path, "Sign in", secrets)
+
+
+def sign_in(page: Any, name: str, password: str) -> None:
+    page.get_by_label("User name").fill(name)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_label("Password", exact=True).press("Enter")
+
+
+def test_a_deep_link_and_a_reload_keep_the_reviewer_on_their_page(
+    browser: Any, accounts_url: str
+) -> None:
+    context = browser.new_context(base_url=accounts_url)
+    page = context.new_page()
+    page.goto("/label")
+    sign_in(page, "rev", PASSWORD)
+    page.get_by_role("heading", name="Label", exact=True).wait_for()
+    page.locator(".annotate-claim").wait_for()
+    assert page.url.endswith("/label")
+    page.reload()
+    page.get_by_role("heading", name="Label", exact=True).wait_for()
+    page.get_by_text("Signed in as rev").wait_for()
+    other = context.new_page()  # a second tab, by deep link
+    other.goto("/label")
+    other.locator(".annotate-claim").wait_for()
+    cookie = session_cookie(context)
+    assert cookie["sameSite"] == "Strict" and PASSWORD not in cookie["value"]
+    assert "rev" not in cookie["value"]
+    context.close()
+
+
+def session_cookie(context: Any) -> dict[str, Any]:
+    """The session cookie, once the page's script has set it (right after sign-in)."""
+    for _ in range(100):
+        found = [c for c in context.cookies() if c["name"] == "annotate_session"]
+        if found:
+            return found[0]
+        context.pages[0].wait_for_timeout(100)
+    raise AssertionError("no session cookie was set")
+
+
+def reuse_cookie(browser: Any, url: str, cookie: dict[str, Any]) -> Any:
+    """A new browser holding only a copied session cookie: does the server still take it?"""
+    context = browser.new_context(base_url=url)
+    context.add_cookies([{k: cookie[k] for k in ("name", "value", "domain", "path")}])
+    page = context.new_page()
+    page.goto("/label")
+    return page
+
+
+def test_log_out_ends_the_session_token(browser: Any, accounts_url: str) -> None:
+    context = browser.new_context(base_url=accounts_url)
+    page = context.new_page()
+    page.goto("/")
+    sign_in(page, "rev", PASSWORD)
+    page.get_by_text("Signed in as rev").wait_for()
+    cookie = session_cookie(context)
+    copy = reuse_cookie(browser, accounts_url, cookie)
+    copy.locator(".annotate-claim").wait_for()  # the token works before Log out
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_role("heading", name="Sign in").wait_for()
+    again = reuse_cookie(browser, accounts_url, cookie)
+    again.get_by_role("heading", name="Sign in").wait_for()
+    assert again.locator(".annotate-claim").count() == 0
+
+
+def lead_page(browser: Any, url: str) -> Any:
+    page = browser.new_context(base_url=url).new_page()
+    page.goto("/users")
+    sign_in(page, "lena", LEAD_PASSWORD)
+    page.get_by_role("heading", name="Users").wait_for()
+    return page
+
+
+def label_events(lead: Any) -> str:
+    lead.goto("/")
+    metric = lead.get_by_test_id("stMetric").filter(has_text="Label events")
+    return str(metric.get_by_test_id("stMetricValue").inner_text())
+
+
+def reviewer_on_label(browser: Any, url: str) -> Any:
+    page = browser.new_context(base_url=url).new_page()
+    page.goto("/label")
+    sign_in(page, "rev", PASSWORD)
+    page.locator(".annotate-claim").wait_for()
+    return page
+
+
+def press_verdict(page: Any) -> None:
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.wait_for_timeout(500)
+    page.keyboard.press("1")
+
+
+def test_deactivation_ends_an_open_session_and_it_stores_nothing_more(
+    browser: Any, accounts_url: str
+) -> None:
+    reviewer = reviewer_on_label(browser, accounts_url)
+    press_verdict(reviewer)
+    reviewer.get_by_text("1 / ").wait_for()
+    lead = lead_page(browser, accounts_url)
+    before = label_events(lead)
+    lead.goto("/users")
+    lead.get_by_role("button", name="Deactivate (ends their sessions)").click()
+    lead.get_by_role("heading", name="Users").wait_for()
+    lead.wait_for_timeout(1000)  # the rerun after the click has stored it
+    for _ in range(3):  # the reviewer's open tab tries three more verdicts
+        if reviewer.locator(".annotate-claim").count():
+            press_verdict(reviewer)
+    reviewer.get_by_role("heading", name="Sign in").wait_for()
+    assert label_events(lead) == before
+    lead.goto("/users")
+    lead.get_by_role("button", name="Reactivate").click()
+    lead.wait_for_timeout(500)
+
+
+def test_a_new_password_ends_the_open_session(browser: Any, accounts_url: str) -> None:
+    reviewer = reviewer_on_label(browser, accounts_url)
+    lead = lead_page(browser, accounts_url)
+    form = lead.get_by_test_id("stForm").filter(has_text="New password")
+    account = form.get_by_test_id("stSelectbox").locator("input")
+    account.click()
+    account.fill("rev")
+    lead.keyboard.press("Enter")
+    form.get_by_label("New password (8+ characters)").fill("new reviewer passphrase")
+    form.get_by_role("button", name="Set the password").click()
+    lead.get_by_text("has a new password").wait_for()
+    press_verdict(reviewer)
+    reviewer.get_by_role("heading", name="Sign in").wait_for()
+    sign_in(reviewer, "rev", "new reviewer passphrase")
+    reviewer.locator(".annotate-claim").wait_for()
+
+
+def test_wrong_passwords_are_slowed_and_the_wait_is_said(browser: Any, accounts_url: str) -> None:
+    page = browser.new_context(base_url=accounts_url).new_page()
+    page.goto("/")
+    for _ in range(5):
+        sign_in(page, "lena", "not the password")
+        page.get_by_text("wrong user name or password").wait_for()
+        page.wait_for_timeout(700)  # this try is stored before the next
+    sign_in(page, "lena", LEAD_PASSWORD)  # even the right one waits now
+    page.get_by_text("too many wrong passwords for 'lena': wait 30 s").wait_for()
+    assert page.get_by_text("Signed in as lena").count() == 0

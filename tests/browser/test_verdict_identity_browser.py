@@ -1,0 +1,161 @@
+"""Every stored verdict lands on the claim that was on screen when its input was made.
+
+A listener in the page records, at each keydown and click, which claim was on screen;
+after the app stops, the stored events are compared with that record. Two tabs of one
+reviewer on one claim: the second submit is shown the first verdict and stores nothing
+until the reviewer confirms.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotate.store import open_store
+from tests.browser.conftest import running_app
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "reviewer passphrase"
+RECORD_INPUTS = """
+window.__inputs = [];
+const shown = () => document.querySelector('.annotate-claim')?.innerText ?? null;
+window.addEventListener('keydown', e => window.__inputs.push(
+    {kind: 'key', key: e.key, repeat: e.repeat, at: Date.now(), claim: shown()}), true);
+window.addEventListener('mousedown', e => window.__inputs.push(
+    {kind: 'click', at: Date.now(), claim: shown()}), true);
+"""
+
+
+def annotate(*args: str, db: Path, stdin: str | None = None) -> str:
+    command = [str(Path(sys.executable).with_name("annotate")), *args, "--db", str(db)]
+    result = subprocess.run(
+        command, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    db = tmp_path / "identity.duckdb"
+    annotate("init", db=db)
+    annotate("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
+    annotate("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
+    return db
+
+
+def on_label(browser: Any, url: str) -> Any:
+    page = browser.new_context(base_url=url).new_page()
+    page.goto("/label")
+    page.get_by_label("User name").fill("rev")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password", exact=True).press("Enter")
+    page.locator(".annotate-claim").wait_for()
+    page.evaluate(RECORD_INPUTS)
+    return page
+
+
+def stored_events(db: Path) -> list[dict[str, Any]]:
+    store = open_store(db)
+    try:
+        return store.fetch_dicts(
+            "SELECT e.event_id, e.label, e.created_at, c.text FROM label_events e "
+            "JOIN claims c USING (trace_id, claim_index) WHERE e.reviewer = 'rev' "
+            "ORDER BY e.event_id"
+        )
+    finally:
+        store.close()
+
+
+def settle(page: Any) -> None:
+    """Wait until the app has drawn the result of the last input."""
+    page.wait_for_timeout(1500)
+    page.locator(".annotate-claim").or_(
+        page.get_by_text("queue for this sample is empty")
+    ).wait_for()
+
+
+def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
+    chromium: Path, browser: Any, store_file: Path
+) -> None:
+    windows: list[tuple[float, float]] = []
+    with running_app(store_file) as url:
+        page = on_label(browser, url)
+        for gap in (50, 150, 400, 50, 150, 400):
+            page.evaluate("document.activeElement && document.activeElement.blur()")
+            page.wait_for_timeout(600)  # read the claim
+            start = page.evaluate("Date.now()")
+            page.keyboard.press("3")
+            page.wait_for_timeout(gap)
+            page.keyboard.press("3")
+            settle(page)
+            windows.append((start, page.evaluate("Date.now()")))
+        for _ in range(2):
+            page.wait_for_timeout(600)
+            start = page.evaluate("Date.now()")
+            page.get_by_role("button", name="1 · supported").dblclick()
+            settle(page)
+            windows.append((start, page.evaluate("Date.now()")))
+        inputs = page.evaluate("window.__inputs")
+    events = stored_events(store_file)
+    print("\ninput kind, ms since first, claim shown -> events stored in that window")
+    first = inputs[0]["at"]
+    assert len(inputs) == 2 * len(windows)
+    for number, (start, end) in enumerate(windows):
+        made = [i for i in inputs if start <= i["at"] <= end]
+        shown = {i["claim"] for i in made}
+        stored = [e for e in events if start <= e["created_at"].timestamp() * 1000 <= end + 50]
+        for item in made:
+            print(f"  {item['kind']:5} {item['at'] - first:6d} ms  {item['claim'][:50]!r}")
+        print(f"  -> {[e['text'][:50] for e in stored]}")
+        assert stored, f"input pair {number} stored no verdict"
+        assert {e["text"] for e in stored} <= shown, (made, stored)
+    assert len({e["text"] for e in events}) == len(events)  # a repeat on one claim: one event
+
+
+def test_a_second_tab_is_shown_the_first_verdict_and_stores_nothing_until_confirmed(
+    chromium: Path, browser: Any, store_file: Path
+) -> None:
+    with running_app(store_file) as url:
+        first, second = on_label(browser, url), on_label(browser, url)
+        claim = first.locator(".annotate-claim").inner_text()
+        assert second.locator(".annotate-claim").inner_text() == claim
+        first.wait_for_timeout(600)
+        first.get_by_role("button", name="3 · contradicted").click()
+        first.get_by_text("1 / ").wait_for()
+        second.get_by_role("button", name="1 · supported").click()
+        second.get_by_text("This claim already has your verdict contradicted").wait_for()
+        second.get_by_role("button", name="Change it to supported").wait_for()
+        shown_at = datetime.now()
+        second.wait_for_timeout(500)
+        # The store is locked while the app runs; the progress line stands in for it.
+        assert second.get_by_text("claims done in demo").inner_text().startswith("1 / ")
+        second.get_by_role("button", name="Keep contradicted").click()
+        second.get_by_text("1 / ").wait_for()
+        assert second.locator(".annotate-claim").inner_text() != claim
+        # Back in the second tab, then change: a new event made from the newest one.
+        second.wait_for_timeout(600)
+        second.get_by_role("button", name="Back").click()
+        second.get_by_text("Changing your last verdict").wait_for()
+        second.wait_for_timeout(600)
+        second.get_by_role("button", name="1 · supported").click()
+        second.get_by_text("1 / ").wait_for()
+    events = stored_events(store_file)
+    on_claim = [e for e in events if e["text"] == claim]
+    assert [e["label"] for e in on_claim] == ["contradicted", "supported"]
+    assert all(e["created_at"] < shown_at for e in on_claim[:1])
+    store = open_store(store_file)
+    try:
+        based = store.fetchall(
+            "SELECT based_on FROM label_events WHERE reviewer = 'rev' ORDER BY event_id"
+        )
+    finally:
+        store.close()
+    assert based == [(None,), (on_claim[0]["event_id"],)]
