@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate import agreement as stats
+from annotate.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.gold import (
     UNSUPPORTED,
@@ -77,13 +78,18 @@ def load_thresholds(store: Store) -> dict[str, float | None]:
     return {**DEFAULT_THRESHOLDS, **{k: v for k, v in saved.items() if k in DEFAULT_THRESHOLDS}}
 
 
-def save_thresholds(store: Store, thresholds: Mapping[str, float | None]) -> None:
+def save_thresholds(
+    store: Store, thresholds: Mapping[str, float | None], actor: Actor | str | None = None
+) -> None:
+    """Save the readiness thresholds (a lead's act, recorded with its actor)."""
     for name, value in thresholds.items():
         if name not in DEFAULT_THRESHOLDS:
             raise UsageError(f"unknown readiness statistic {name!r}")
         if value is not None and not -1 <= value <= 1:
             raise UsageError(f"threshold for {name} must be between -1 and 1, got {value}")
-    settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
+    with store.transaction():
+        settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
+        record_act(store, actor, "setting", READINESS_KEY, value=dict(thresholds))
 
 
 def judge_pairs(

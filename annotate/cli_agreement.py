@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +106,7 @@ def _line(name: str, stat: dict[str, Any]) -> str:
 def run_agreement(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
         if args.min_shared_units is not None:
-            save_min_shared(store, args.min_shared_units)
+            save_min_shared(store, args.min_shared_units, args.actor)
         result = agreement(store, args.sample, args.level, args.scale, args.seed, args.resamples)
     if args.json:
         emit(result)
@@ -133,7 +132,7 @@ def _thresholds(args: argparse.Namespace, store: Any) -> dict[str, float | None]
     given = {n: getattr(args, f"min_{n}") for n in DEFAULT_THRESHOLDS}
     given = {n: v for n, v in given.items() if v is not None}
     if given:
-        save_thresholds(store, {**load_thresholds(store), **given})
+        save_thresholds(store, {**load_thresholds(store), **given}, args.actor)
     return load_thresholds(store)
 
 
@@ -178,7 +177,9 @@ def run_report(args: argparse.Namespace, writer: Any, say: Any) -> int:
     from annotate.report import build_report, write_report
 
     with writer(args) as store:
-        document = build_report(store, _calibration(args, store), args.seed, args.resamples)
+        document = build_report(
+            store, _calibration(args, store), args.seed, args.resamples, args.actor
+        )
     for path in write_report(document, Path(args.out)):
         say(f"wrote {path}")
     return 0
@@ -200,7 +201,7 @@ def run_judge_labels(args: argparse.Namespace, writer: Any, emit: Any, say: Any)
             judge = _judge_for_set(args, store)
             for text in args.set:
                 label, outcome = parse_assignment(text)
-                set_label(store, judge, label, outcome, f"cli:{getpass.getuser()}")
+                set_label(store, judge, label, outcome, args.actor)
                 say(f"{judge}: {label!r} -> {outcome}")
         rows = mapping_rows(store, args.judge)
     if args.json:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from annotate.activity import Actor, as_actor, record_act
 from annotate.errors import UsageError
 from annotate.store import Store
 from annotate.store import judge_labels as sql
@@ -92,8 +93,10 @@ def label_map(store: Store, judge: str) -> dict[str, str]:
     return {r["label"]: r["outcome"] for r in rows}
 
 
-def set_label(store: Store, judge: str, label: str, outcome: str, user: str) -> None:
-    """Save `label` of `judge` as `outcome`; the label must be one the judge used."""
+def set_label(
+    store: Store, judge: str, label: str, outcome: str, actor: Actor | str | None = None
+) -> None:
+    """Save `label` of `judge` as `outcome` (recorded with its actor); the judge used it."""
     if outcome not in OUTCOMES:
         raise UsageError(
             f"a judge label maps to one of {', '.join(OUTCOMES)}, got {outcome!r} for {label!r}"
@@ -102,7 +105,10 @@ def set_label(store: Store, judge: str, label: str, outcome: str, user: str) -> 
     if label not in used:
         known = ", ".join(repr(u) for u in used) or "none (no verdicts from this judge)"
         raise UsageError(f"judge {judge!r} never used the label {label!r}; it used: {known}")
-    sql.save_mapping(store, judge, label, outcome, user)
+    who = as_actor(actor)
+    with store.transaction():
+        sql.save_mapping(store, judge, label, outcome, who.name)
+        record_act(store, who, "setting", f"judge label {judge}", label=label, outcome=outcome)
 
 
 def parse_assignment(text: str) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from annotate import agreement as stats
+from annotate.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.gold import (
     Evidence,
@@ -227,10 +228,12 @@ def load_min_shared(store: Store) -> int:
     return int(json.loads(raw)) if raw else MIN_SHARED_DEFAULT
 
 
-def save_min_shared(store: Store, value: int) -> None:
+def save_min_shared(store: Store, value: int, actor: Actor | str | None = None) -> None:
     if value < 1:
         raise UsageError(f"the minimum of shared units must be 1 or more, got {value}")
-    settings_sql.put_setting(store, MIN_SHARED_KEY, json.dumps(int(value)))
+    with store.transaction():
+        settings_sql.put_setting(store, MIN_SHARED_KEY, json.dumps(int(value)))
+        record_act(store, actor, "setting", MIN_SHARED_KEY, value=int(value))
 
 
 def without(evidence: Evidence, reviewer: str) -> Evidence:

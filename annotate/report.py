@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate import __version__, charts
+from annotate.activity import Actor, as_actor, record_act
 from annotate.calibration import JUDGE_STATISTICS
 from annotate.reliability import PAIR_STATS, agreement
 from annotate.reliability import STATISTICS as AGREEMENT_STATISTICS
@@ -30,13 +31,25 @@ from annotate.store import Store
 
 
 def build_report(
-    store: Store, calibration: Mapping[str, Any], seed: int = 0, repetitions: int = 1000
+    store: Store,
+    calibration: Mapping[str, Any],
+    seed: int = 0,
+    repetitions: int = 1000,
+    actor: Actor | str | None = None,
 ) -> dict[str, Any]:
-    """The calibration document beside reviewer agreement on the same traces and level."""
+    """The calibration document beside reviewer agreement on the same traces and level.
+
+    Preparing it is an act: recorded with its actor and the thresholds it used."""
     reviewers = agreement(
         store, calibration["sample"], calibration["level"], "binary", seed, repetitions
     )
+    who = as_actor(actor)
+    record_act(
+        store, who, "report", calibration["judge"], sample=calibration["sample"],
+        level=calibration["level"], thresholds=calibration["thresholds"],
+    )  # fmt: skip
     return {
+        "prepared_by": who.name,
         "title": f"Calibration of {calibration['judge']} against reviewers",
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "annotate_version": __version__,

@@ -26,12 +26,17 @@ scale = right.selectbox(
 
 result = agreement(store, None if sample == ALL else sample, level, scale)
 if not result["units"]:
-    st.info(f"No {level} has labels from two or more reviewers yet.")
+    st.info(ui.fmt("No {} has labels from two or more reviewers yet.", level))
     st.stop()
 st.caption(
-    f"{result['units']} {level}s labelled by two or more reviewers "
-    f"({result['single_rated_units']} by one: they count towards category shares only) · "
-    "95% intervals, method in the note column · undefined values give their reason"
+    ui.fmt(
+        "{} {}s labelled by two or more reviewers ({} by one: they count towards category "
+        "shares only) · 95% intervals, method in the note column · undefined values give "
+        "their reason",
+        result["units"],
+        level,
+        result["single_rated_units"],
+    )
 )
 st.dataframe(
     pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
@@ -58,7 +63,7 @@ st.dataframe(pd.DataFrame(pairs), hide_index=True, key="agreement_pairs")
 st.subheader("Per reviewer")
 for row in result["per_reviewer"]:
     for flag in row["flags"]:
-        st.warning(f"{row['reviewer']}: {flag}")
+        st.warning(ui.fmt("{}: {}", row["reviewer"], flag))
 reviewers = pd.DataFrame(
     [
         {
@@ -79,9 +84,12 @@ reviewers = pd.DataFrame(
 )
 st.dataframe(reviewers, hide_index=True, key="agreement_reviewers")
 st.caption(
-    "Agreement with gold scores each reviewer against gold made without their own votes. "
-    f"A reviewer is flagged only with {result['min_shared_units']} or more shared units "
-    "(`annotate agreement --min-shared-units N` changes the minimum)."
+    ui.fmt(
+        "Agreement with gold scores each reviewer against gold made without their own votes. "
+        "A reviewer is flagged only with {} or more shared units "
+        "(`annotate agreement --min-shared-units N` changes the minimum).",
+        result["min_shared_units"],
+    )
 )
 
 chart = charts.over_time_chart(result["over_time"])

@@ -69,10 +69,10 @@ def thresholds_editor(saved: dict) -> None:
     chosen = {}
     for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
         use = column.checkbox(
-            f"require {name}", value=saved[name] is not None, key=f"calibration_use_{name}"
+            ui.fmt("require {}", name), value=saved[name] is not None, key=f"calibration_use_{name}"
         )
         value = column.number_input(
-            f"minimum lower bound of {name}",
+            ui.fmt("minimum lower bound of {}", name),
             -1.0,
             1.0,
             saved[name] or 0.8,
@@ -82,7 +82,7 @@ def thresholds_editor(saved: dict) -> None:
         chosen[name] = value if use else None
     if st.button("Save thresholds", key="calibration_save_thresholds"):
         try:
-            save_thresholds(store, chosen)
+            save_thresholds(store, chosen, user.name)
             st.rerun()
         except AnnotateError as exc:
             ui.show_error(exc)
@@ -98,14 +98,20 @@ except UnmappedJudgeLabelError as exc:
         judge_label_mapping()
     st.stop()
 if not report["n"]:
-    st.info(f"No {level} has both a verdict and a gold label yet.")
+    st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
     st.stop()
 verdict = report["readiness"]
-(st.success if verdict["ready"] else st.error)(f"Overall: {verdict['verdict']}")
+(st.success if verdict["ready"] else st.error)(ui.fmt("Overall: {}", verdict["verdict"]))
 cover = report["coverage"]
 st.caption(
-    f"{report['n']} {level}s with gold and a verdict · positive = unsupported · "
-    f"the judge abstained on {cover['abstained']} of {cover['units']} (left out of every rate)"
+    ui.fmt(
+        "{} {}s with gold and a verdict · positive = unsupported · the judge abstained on {} "
+        "of {} (left out of every rate)",
+        report["n"],
+        level,
+        cover["abstained"],
+        cover["units"],
+    )
 )
 
 left, right = st.columns([1, 2])
@@ -158,14 +164,14 @@ st.dataframe(
 st.subheader("Alternative annotator test")
 alt = report["alt_test"]
 if alt.get("passed") is None:
-    st.info(alt.get("reason") or "not run")
+    st.info(ui.md(alt.get("reason") or "not run"))
 else:
-    (st.success if alt["passed"] else st.warning)(alt["verdict"])
+    (st.success if alt["passed"] else st.warning)(ui.md(alt["verdict"]))
     st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
 for note in alt.get("notes", []):
     st.text(note)
 
-st.subheader(f"Disagreements with gold ({len(report['disagreements'])})")
+st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])))
 found = report["disagreements"]
 if found:
     frame = pd.DataFrame(found)[
@@ -204,7 +210,8 @@ st.subheader("Report")
 st.caption("The report uses the saved thresholds above, whoever prepares it.")
 settings = repr((judge, scope, level, by, saved))
 if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
-    st.session_state["calibration_report"] = (settings, render_report(build_report(store, report)))
+    document = build_report(store, report, actor=user.name)
+    st.session_state["calibration_report"] = (settings, render_report(document))
 prepared, files = st.session_state.get("calibration_report", (None, None))
 if files and prepared == settings:
     kinds = {
@@ -214,7 +221,7 @@ if files and prepared == settings:
     }
     for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
         column.download_button(
-            f"Download {name}",
+            ui.fmt("Download {}", name),
             text,
             file_name=name,
             mime=kinds[name],

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from conftest import run_app
 
+from annotate.activity import activity
 from annotate.calibration import load_thresholds, save_thresholds
 from annotate.cli import main
 from annotate.reliability import NOMINAL_STATS, STATISTICS
@@ -56,8 +58,9 @@ def test_agreement_page_shows_statistics_flags_and_the_time_chart(store_copy):
     assert scores["note"].str.contains("needs numeric ratings").all()
     pairs = table_with(app, "pair", "sim-ana / sim-ben")
     assert len(pairs[pairs["statistic"] == "cohen_kappa"]) == 3  # three simulated reviewers
-    assert any(w.value.startswith("sim-cho: labels much faster") for w in app.warning)
-    assert not any(w.value.startswith("sim-ana") for w in app.warning)
+    warnings = [unescaped(w.value) for w in app.warning]
+    assert any(w.startswith("sim-cho: labels much faster") for w in warnings)
+    assert not any(w.startswith("sim-ana") for w in warnings)
     assert app.get("vega_lite_chart"), "agreement over time is drawn"
     app.selectbox(key="agreement_level").set_value("response").run()
     assert not app.exception, app.exception
@@ -130,6 +133,11 @@ def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the
     checks = {c["statistic"]: c["threshold"] for c in report["calibration"]["readiness"]["checks"]}
     assert checks == saved
     assert "Overall: ready" not in files["report.md"]
+    assert report["prepared_by"] == "audrey"
+    store = open_store(store_copy)
+    acts = activity(store, kind="report")
+    store.close()
+    assert (acts[-1]["actor"], acts[-1]["origin"]) == ("audrey", "app")  # an act, not a setting
 
 
 def test_a_leads_unsaved_edit_changes_no_verdict_until_saved(store_copy):
@@ -157,3 +165,40 @@ def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
     app.button(key="calibration_save_thresholds").click().run()
     assert not app.exception, app.exception
     assert any(s.value.startswith("Overall: ready") for s in app.success)
+    store = open_store(store_copy)
+    acts = activity(store, kind="setting")
+    store.close()
+    assert (acts[-1]["actor"], acts[-1]["subject"]) == ("lena", "readiness")
+
+
+def unescaped(markdown: str) -> str:
+    """The text a reader sees of ui.md's escaped Markdown."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_an_unmapped_judge_label_stops_the_page_until_a_lead_maps_it(store_copy, tmp_path):
+    from annotate.ingest.importer import import_traces
+
+    row = {
+        "trace_id": "unmapped-1",
+        "context": ["The refund takes 5 days."],
+        "response": "The refund takes 5 days.",
+        "judge": [{"judge": "prod-judge-v3", "level": "response", "label": "true"}],
+    }
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    store = open_store(store_copy)
+    import_traces(store, path)
+    store.close()
+    auditor = run_app(AUDITOR, "pages/calibration.py")
+    assert any("'true' (1 verdicts)" in unescaped(e.value) for e in auditor.error)
+    assert not [b for b in auditor.button if b.key == "calibration_map_save"]
+    lead = run_app(LEAD, "pages/calibration.py")
+    assert any(
+        "annotate judge-labels --judge prod-judge-v3" in unescaped(e.value) for e in lead.error
+    )
+    lead.selectbox(key="calibration_map_label").set_value("true")
+    lead.selectbox(key="calibration_map_outcome").set_value("supported")
+    lead.button(key="calibration_map_save").click().run()
+    assert not lead.exception, lead.exception
+    assert any(e.value.startswith("Overall: not ready") for e in lead.error)

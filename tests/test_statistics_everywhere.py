@@ -12,6 +12,7 @@ from labelling_data import prepare, write_labelling_traces
 from test_agreement_references import RAW_4RATERS
 
 from annotate import agreement as stats
+from annotate.activity import activity
 from annotate.adjudication import adjudicate
 from annotate.calibration import calibration
 from annotate.gold import load_evidence, response_gold, response_labels
@@ -21,6 +22,7 @@ from annotate.judge_labels import UnmappedJudgeLabelError, label_map, set_label
 from annotate.reliability import NOMINAL_STATS, PAIR_STATS, STATISTICS, agreement
 from annotate.samples import draw_sample
 from annotate.sampling import SampleSpec
+from annotate.store import open_store
 
 JUDGE = "prod-judge-v3"
 FULL_LABELS = ["supported", "partially_supported", "contradicted", "not_in_context", "not_a_claim"]
@@ -181,7 +183,11 @@ def test_an_unmapped_label_stops_calibration_and_names_the_command(fresh_store, 
     assert cli("report", "--judge", JUDGE, "--out", str(out)).code == 0
     mapped = {r["label"]: r for r in cli("judge-labels", "--json").json()["labels"]}
     assert mapped["true"]["outcome"] == "supported"
-    assert mapped["true"]["source"].startswith("set by cli:")
+    assert mapped["true"]["source"].startswith("set by ")
+    store = open_store(tmp_path / "annotate.duckdb")
+    acts = activity(store, kind="setting")
+    store.close()
+    assert acts[-1]["subject"] == f"judge label {JUDGE}" and acts[-1]["origin"] == "cli"
     bad = cli("judge-labels", "--set", "true=maybe")
     assert bad.code == 2 and "supported, unsupported, abstained" in bad.err
 
