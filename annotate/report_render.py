@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -84,6 +84,15 @@ def _number(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, Real):
         return None
     return str(int(value)) if isinstance(value, Integral) else f"{float(value):.3f}"
+
+
+def stat_note(stat: Mapping[str, Any]) -> str:
+    """What a table says beside a statistic: "undefined: why", why no interval, or its method."""
+    if stat.get("value") is None:
+        return f"undefined: {stat.get('reason') or 'no value'}"
+    if stat.get("reason"):
+        return f"no interval: {stat['reason']}"
+    return str(stat.get("method") or "")
 
 
 def _cell(value: Any, escape: Callable[[Any], str]) -> str:
