@@ -67,10 +67,10 @@ def krippendorff_measure(table: Table, level: str = "nominal") -> Measure:
 
     units = int((m >= 2).sum())
     reason = _undefined_level(table, level)
-    if reason is None and q < 2:
-        reason = one_category("alpha")
     if reason is None and not units:
         reason = "no unit has two ratings"
+    if reason is None and q < 2:
+        reason = one_category("alpha")
     return Measure(features, value, units, reason)
 
 
