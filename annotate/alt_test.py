@@ -15,7 +15,7 @@ from scipy import stats
 from annotate.errors import UsageError
 
 Labels = Mapping[Hashable, Hashable]
-MIN_UNITS_FOR_T = 30  # the paper's FAQ: below 30 units per reviewer, Wilcoxon signed-rank
+MIN_UNITS = 30  # the authors' code (min_instances_per_human=30) skips a reviewer with fewer
 PASS_RATE = 0.5  # the judge passes when it beats at least half of the reviewers
 
 
@@ -25,25 +25,29 @@ def alt_test(
     epsilon: float = 0.15,
     q: float = 0.05,
     min_reviewers: int = 3,
+    min_units: int = MIN_UNITS,
 ) -> dict[str, Any]:
     """Leave-one-out alt-test on nominal labels; `humans[reviewer][unit]`, `judge[unit]`.
 
     Uses units the judge labelled and at least two reviewers labelled (None = not labelled).
     For each reviewer j, on j's units: S = share of the other reviewers' labels matched, for the
     judge and for j; W_judge = [S_judge >= S_j], W_j = [S_j >= S_judge], d = W_j - W_judge.
-    H0: mean(d) >= epsilon, one-sided t-test (Wilcoxon signed-rank below 30 units), then
-    Benjamini-Yekutieli over reviewers at level q. The judge "beats" j where H0 is rejected;
-    it passes when it beats at least half of the reviewers. Too few reviewers: passed is None.
+    H0: mean(d) >= epsilon, one-sided t-test, then Benjamini-Yekutieli over reviewers at level
+    q. A reviewer with fewer than `min_units` such units is skipped and the notes say why, as
+    the authors' code does (a t-test needs them; an exact Wilcoxon test tests another null).
+    The judge "beats" j where H0 is rejected; it passes when it beats at least half of the
+    tested reviewers. Too few tested reviewers: passed is None.
     """
     _check(epsilon, q, min_reviewers)
     people = {r: _given(labels) for r, labels in humans.items()}
     verdicts = _given(judge)
     units = usable_units(people, verdicts)
     own = {r: [u for u in labels if u in units] for r, labels in people.items()}
-    tested = {r: mine for r, mine in own.items() if mine}
-    head = {"epsilon": epsilon, "q": q, "units": len(units), "notes": _notes(people, verdicts, own)}
+    tested = {r: mine for r, mine in own.items() if len(mine) >= min_units}
+    notes = _notes(people, verdicts, own, min_units)
+    head = {"epsilon": epsilon, "q": q, "units": len(units), "min_units": min_units, "notes": notes}
     if len(tested) < min_reviewers:
-        return {**head, **_not_run(len(tested), min_reviewers, len(units))}
+        return {**head, **_not_run(len(tested), min_reviewers, len(units), min_units)}
     rows = [_reviewer(r, mine, people, verdicts, epsilon) for r, mine in tested.items()]
     for row, adjusted in zip(rows, by_adjust([row["p_value"] for row in rows]), strict=True):
         row["p_adjusted"] = adjusted
@@ -70,34 +74,14 @@ def scores(
     return np.array(by_judge), np.array(by_reviewer)
 
 
-def p_value(d: np.ndarray, epsilon: float) -> tuple[str, float]:
-    """One-sided p for H0: mean(d) >= epsilon; the test's name and p.
+def p_value(d: np.ndarray, epsilon: float) -> float:
+    """One-sided t-test p for H0: mean(d) >= epsilon.
 
-    Below 30 units: the exact Wilcoxon signed-rank test on d - epsilon. A t-test on a constant
-    d has no spread (older scipy says NaN): p is its limit, 0 if d < epsilon, else 1.
+    A constant d has no spread (older scipy says NaN): p is its limit, 0 if d < epsilon, else 1.
     """
-    if len(d) < MIN_UNITS_FOR_T:
-        return "wilcoxon", signed_rank_p(d - epsilon)
     if np.ptp(d) == 0:
-        return "t", 0.0 if d[0] < epsilon else 1.0
-    return "t", float(stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
-
-
-def signed_rank_p(x: np.ndarray) -> float:
-    """Exact P(T+ <= observed) over the 2^n sign flips; zeros dropped, ties take midranks.
-
-    scipy's own answer with ties is exhaustive permutation up to 13 values (0.5 s at 13) and a
-    normal approximation above; this counts the same null distribution in milliseconds.
-    """
-    x = x[x != 0]
-    if len(x) == 0:
-        return 1.0  # every difference zero: no evidence against H0
-    doubled = np.rint(2 * stats.rankdata(np.abs(x))).astype(int)  # midranks are k/2
-    ways = np.zeros(doubled.sum() + 1)
-    ways[0] = 1
-    for rank in doubled:
-        ways[rank:] = ways[rank:] + ways[:-rank]
-    return float(ways[: doubled[x > 0].sum() + 1].sum() / ways.sum())
+        return 0.0 if d[0] < epsilon else 1.0
+    return float(stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
 
 
 def by_adjust(p_values: Sequence[float]) -> list[float]:
@@ -115,12 +99,11 @@ def _reviewer(
     by_judge, by_reviewer = scores(humans, judge, reviewer, units)
     judge_wins = (by_judge >= by_reviewer).astype(float)
     d = (by_reviewer >= by_judge).astype(float) - judge_wins
-    test, p = p_value(d, epsilon)
     return {
         "reviewer": reviewer,
         "units": len(units),
-        "test": test,
-        "p_value": p,
+        "test": "t",
+        "p_value": p_value(d, epsilon),
         "judge_advantage": float(judge_wins.mean()),
         "mean_difference": float(d.mean()),
     }
@@ -146,10 +129,10 @@ def _decision(rows: list[dict[str, Any]], epsilon: float, q: float) -> dict[str,
     }
 
 
-def _not_run(found: int, needed: int, units: int) -> dict[str, Any]:
+def _not_run(found: int, needed: int, units: int, min_units: int) -> dict[str, Any]:
     reason = (
-        f"The alt-test needs at least {needed} reviewers who labelled units that the judge and "
-        f"another reviewer also labelled; found {found} reviewers over {units} such units."
+        f"The alt-test needs at least {needed} reviewers with {min_units} or more units that "
+        f"the judge and another reviewer also labelled; found {found} over {units} such units."
     )
     return {
         "reviewers": [],
@@ -162,7 +145,10 @@ def _not_run(found: int, needed: int, units: int) -> dict[str, Any]:
 
 
 def _notes(
-    humans: Mapping[str, Labels], judge: Labels, own: Mapping[str, list[Hashable]]
+    humans: Mapping[str, Labels],
+    judge: Labels,
+    own: Mapping[str, list[Hashable]],
+    min_units: int,
 ) -> list[str]:
     labelled = Counter(unit for labels in humans.values() for unit in labels)
     unjudged = sum(unit not in judge for unit in labelled)
@@ -177,6 +163,12 @@ def _notes(
             notes.append(
                 f"Reviewer {reviewer} left out: none of their {len(humans[reviewer])} labelled "
                 "units was labelled by the judge and another reviewer."
+            )
+        elif len(mine) < min_units:
+            notes.append(
+                f"Reviewer {reviewer} skipped: {len(mine)} units shared with the judge and "
+                f"another reviewer, fewer than the {min_units} a t-test needs (the authors' "
+                "minimum per annotator)."
             )
     return notes
 

@@ -1,20 +1,18 @@
-"""The judge against human gold: confusion, rates with intervals, slices, readiness, alt-test.
+"""The judge against human gold: the calibration document, slices, readiness, alt-test.
 
-Positive means unsupported. Proportions get Wilson intervals; balanced accuracy and
-Cohen's kappa a seeded bootstrap over traces. A slice with too few gold units says so.
+Positive means unsupported. The numbers come from `judge_stats`; this module reads the
+store, pairs verdicts with gold and assembles. A slice with too few gold units says so.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from annotate import agreement as stats
+from annotate.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.gold import (
     UNSUPPORTED,
@@ -26,20 +24,22 @@ from annotate.gold import (
     reviewer_labels,
     unresolved,
 )
+from annotate.judge_labels import ABSTAINED
+from annotate.judge_stats import (
+    JUDGE_STATISTICS,
+    Pair,
+    calibration_stats,
+    confusion,
+    coverage,
+)
 from annotate.reliability import check_scope, rating_table, trace_of
 from annotate.store import Store
 from annotate.store import assignments as settings_sql
+from annotate.store import evidence as sql
 from annotate.store.samples import sample_row
 
+__all__ = ["JUDGE_STATISTICS", "Pair", "calibration", "calibration_stats", "confusion"]
 MIN_GOLD = 20
-JUDGE_STATISTICS = (
-    "sensitivity",
-    "specificity",
-    "precision",
-    "accuracy",
-    "balanced_accuracy",
-    "cohen_kappa",
-)
 READINESS_KEY = "readiness"
 DEFAULT_THRESHOLDS: dict[str, float | None] = {
     "cohen_kappa": 0.6,
@@ -49,110 +49,15 @@ DEFAULT_THRESHOLDS: dict[str, float | None] = {
 EPSILON = 0.15
 
 
-@dataclass(frozen=True)
-class Pair:
-    trace_id: str
-    judge_unsupported: bool
-    gold_unsupported: bool
-    slice_values: dict[str, Any] = field(default_factory=dict)
-
-
-def _proportion(hits: int, n: int, what: str) -> dict[str, Any]:
-    return stats.proportion(hits, n, f"no {what} in the denominator").as_json()
-
-
-def _cell(pair: Pair) -> str:
-    if pair.judge_unsupported:
-        return "tp" if pair.gold_unsupported else "fp"
-    return "fn" if pair.gold_unsupported else "tn"
-
-
-def _one_hot(pairs: Sequence[Pair], cells: Sequence[str]) -> np.ndarray:
-    """units x cells: 1 where the unit falls in that cell of the confusion matrix."""
-    rows = [[_cell(p) == c for c in cells] for p in pairs]
-    return np.array(rows, dtype=float).reshape(-1, len(cells))
-
-
-def confusion(pairs: Sequence[Pair]) -> dict[str, int]:
-    found = Counter(_cell(p) for p in pairs)
-    return {cell: found[cell] for cell in ("tp", "fp", "tn", "fn")}
-
-
-def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
-    """Per unit one-hot [tp, fn, tn, fp]: the mean of sensitivity and specificity."""
-    features = _one_hot(pairs, ("tp", "fn", "tn", "fp"))
-
-    def value(s: np.ndarray) -> np.ndarray:
-        sensitivity = stats.ratio(s[..., 0], s[..., 0] + s[..., 1])
-        specificity = stats.ratio(s[..., 2], s[..., 2] + s[..., 3])
-        return (sensitivity + specificity) / 2
-
-    totals = features.sum(axis=0)
-    reason = None
-    if not (totals[0] + totals[1]) or not (totals[2] + totals[3]):
-        reason = "needs both supported and unsupported gold"
-    return stats.Measure(features, value, len(pairs), reason)
-
-
-def calibration_stats(
-    pairs: Sequence[Pair], seed: int = 0, repetitions: int = 1000
-) -> dict[str, Any]:
-    counts = confusion(pairs)
-    tp, fp, tn, fn = counts["tp"], counts["fp"], counts["tn"], counts["fn"]
-    weights = stats.resample_weights([p.trace_id for p in pairs], repetitions, seed)
-    kappa = stats.cohen_measure(
-        [p.judge_unsupported for p in pairs], [p.gold_unsupported for p in pairs]
-    )
-    sensitivity = _proportion(tp, tp + fn, "unsupported gold")
-    specificity = _proportion(tn, tn + fp, "supported gold")
-    for stat, hit, miss in ((sensitivity, "tp", "fn"), (specificity, "tn", "fp")):
-        if stat["value"] is not None:
-            stat["trace_bootstrap"] = _rate_interval(pairs, hit, miss, weights, seed)
-    return {
-        "n": len(pairs),
-        "confusion": counts,
-        "sensitivity": sensitivity,
-        "specificity": specificity,
-        "precision": _proportion(tp, tp + fp, "judge 'unsupported' verdicts"),
-        "accuracy": _proportion(tp + tn, len(pairs), "units"),
-        "balanced_accuracy": _interval(balanced_accuracy_measure(pairs), weights, seed),
-        "cohen_kappa": _interval(kappa, weights, seed),
-    }
-
-
-def _rate_interval(
-    pairs: Sequence[Pair], hit: str, miss: str, weights: Any, seed: int
-) -> dict[str, Any]:
-    """hit / (hit + miss) with a bootstrap over traces: Wilson assumes independent claims, and
-    a judge's errors cluster within a trace (tests/test_coverage_simulation.py)."""
-    measure = stats.Measure(
-        _one_hot(pairs, (hit, miss)),
-        lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
-        len(pairs),
-    )
-    found = _interval(measure, weights, seed)
-    return {"low": found.get("low"), "high": found.get("high")}
-
-
-def _interval(measure: stats.Measure, weights: Any, seed: int) -> dict[str, Any]:
-    return stats.interval(measure, [], weights[0].shape[0], seed, weights=weights).as_json()
-
-
 def readiness(
     document: Mapping[str, Any], thresholds: Mapping[str, float | None]
 ) -> dict[str, Any]:
-    """Ready only if every set threshold is met by the statistic's lower bound, not its point.
-
-    For sensitivity and specificity the lower of the Wilson and the trace-bootstrap bounds.
-    """
+    """Ready only if every set threshold is met by the statistic's lower bound, not its point."""
     checks, ready = [], True
     for name, threshold in thresholds.items():
         if threshold is None:
             continue
-        stat = document.get(name, {})
-        bounds = [stat.get("low"), stat.get("trace_bootstrap", {}).get("low")]
-        known = [b for b in bounds if b is not None]
-        low = min(known) if known and bounds[0] is not None else None
+        low = document.get(name, {}).get("low")
         passed = low is not None and low >= threshold
         ready = ready and passed
         checks.append({"statistic": name, "threshold": threshold, "low": low, "passed": passed})
@@ -173,13 +78,18 @@ def load_thresholds(store: Store) -> dict[str, float | None]:
     return {**DEFAULT_THRESHOLDS, **{k: v for k, v in saved.items() if k in DEFAULT_THRESHOLDS}}
 
 
-def save_thresholds(store: Store, thresholds: Mapping[str, float | None]) -> None:
+def save_thresholds(
+    store: Store, thresholds: Mapping[str, float | None], actor: Actor | str | None = None
+) -> None:
+    """Save the readiness thresholds (a lead's act, recorded with its actor)."""
     for name, value in thresholds.items():
         if name not in DEFAULT_THRESHOLDS:
             raise UsageError(f"unknown readiness statistic {name!r}")
         if value is not None and not -1 <= value <= 1:
             raise UsageError(f"threshold for {name} must be between -1 and 1, got {value}")
-    settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
+    with store.transaction():
+        settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
+        record_act(store, actor, "setting", READINESS_KEY, value=dict(thresholds))
 
 
 def judge_pairs(
@@ -190,7 +100,7 @@ def judge_pairs(
 ) -> list[Pair]:
     pairs = []
     for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
-        if unit not in gold or verdict["outcome"] == "excluded":
+        if unit not in gold or verdict["outcome"] == ABSTAINED:
             continue
         values = {**slice_values.get(trace_of(unit), {}), "error_type": error_types.get(unit)}
         pairs.append(
@@ -207,6 +117,7 @@ def slice_table(
     thresholds: Mapping[str, float | None],
     seed: int,
     repetitions: int,
+    strata: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     if not by:
         return []
@@ -227,7 +138,7 @@ def slice_table(
                 },
             )
         else:
-            entry.update(calibration_stats(members, seed, repetitions))
+            entry.update(calibration_stats(members, seed, repetitions, strata))
             entry["readiness"] = readiness(entry, thresholds)
         rows.append(entry)
     return rows
@@ -240,8 +151,14 @@ def judge_as_rater(
     repetitions: int,
 ) -> dict[str, Any]:
     """Alpha of the reviewers alone beside alpha with the judge as one more rater, same units."""
-    units, _, _ = rating_table(labels)
-    units = [u for u in units if u in judged]
+    units, _, table = rating_table(labels)
+    units = [
+        u
+        for u, row in zip(units, table, strict=True)
+        if u in judged
+        and judged[u]["outcome"] != ABSTAINED
+        and sum(v is not None for v in row) >= 2
+    ]
     kept = {r: {u: given[u] for u in units if u in given} for r, given in labels.items()}
     with_judge = {**kept, "judge": {u: judged[u]["outcome"] for u in units}}
     weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
@@ -265,7 +182,7 @@ def disagreements(
     found = []
     for unit, verdict in sorted(judged.items(), key=lambda item: repr(item[0])):
         gold = pairs_gold.get(unit)
-        if gold is None or verdict["outcome"] in ("excluded", gold):
+        if gold is None or verdict["outcome"] in (ABSTAINED, gold):
             continue
         claim_index = unit[1] if isinstance(unit, tuple) else None
         found.append(
@@ -313,7 +230,7 @@ def calibration(
     values = settings_sql.slice_values(store, traces, [c for c in by if c != "error_type"])
     return calibration_document(
         evidence, judge, judged, level, by, values, seed, repetitions,
-        dict(thresholds or load_thresholds(store)), epsilon,
+        dict(thresholds or load_thresholds(store)), epsilon, sql.strata(store, sample),
     )  # fmt: skip
 
 
@@ -328,7 +245,9 @@ def calibration_document(
     repetitions: int,
     thresholds: Mapping[str, float | None],
     epsilon: float,
+    strata: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Every calibration number from the evidence and the judge's mapped verdicts."""
     claims = claim_gold(evidence)
     gold: dict[Any, Any]
     full: dict[Any, str | None]
@@ -338,17 +257,18 @@ def calibration_document(
         full = {k: g.full for k, g in claims.items()}
         error_types = {k: g.error_type for k, g in claims.items()}
     else:
-        gold, full, error_types = dict(response_gold(evidence, claims)), {}, {}
+        gold, full, error_types = response_gold(evidence), {}, {}
     pairs = judge_pairs(judged, gold, slice_values, error_types)
     labels = reviewer_labels(evidence, level, "binary")
     document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}
-    document.update(calibration_stats(pairs, seed, repetitions))
+    document.update(calibration_stats(pairs, seed, repetitions, strata))
+    document["coverage"] = coverage(judged, gold, seed, repetitions, strata)
     document["readiness"] = readiness(document, thresholds)
     document["thresholds"] = dict(thresholds)
-    document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions)
+    document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions, strata)
     document["gold"] = gold_summary(claims, gold, judged, level)
     document["judge_as_rater"] = judge_as_rater(labels, judged, seed, repetitions)
-    judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != "excluded"}
+    judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != ABSTAINED}
     from annotate.alt_test import alt_test  # scipy loads only when a calibration runs
 
     document["alt_test"] = alt_test(labels, judge_votes, epsilon=epsilon)
@@ -360,7 +280,10 @@ def gold_summary(
     claims: Mapping[Any, Any], gold: Mapping[Any, str], judged: Mapping[Any, Any], level: str
 ) -> dict[str, Any]:
     left_open = unresolved(claims)
+    unsupported = sum(v == UNSUPPORTED for v in gold.values())
+    rate = stats.proportion(unsupported, len(gold), "no units with gold")
     return {
+        "rate": {**rate.as_json(), "of": f"{level}s with gold"},
         "units_with_gold": len(gold),
         "judged_without_gold": sum(u not in gold for u in judged),
         "unresolved_claims": len(left_open),

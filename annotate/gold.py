@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotate.sampling import JUDGE_OK_LABELS
+from annotate.judge_labels import default_outcome, label_map
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
@@ -100,13 +100,49 @@ def response_outcome(outcomes: Mapping[int, str | None], claims: Iterable[int]) 
     return None
 
 
-def response_gold(evidence: Evidence, gold: Mapping[Key, ClaimGold]) -> dict[str, str]:
-    found = {}
-    for trace, indexes in evidence.claims.items():
-        outcome = response_outcome({i: _binary(gold.get((trace, i))) for i in indexes}, indexes)
-        if outcome:
-            found[trace] = outcome
+def response_labels(evidence: Evidence, adjudicated: bool = False) -> dict[str, dict[str, str]]:
+    """reviewer -> trace -> the response outcome of that reviewer's claim labels.
+
+    With `adjudicated`, an adjudicated claim counts with its adjudicated label for everyone:
+    the reviewers' view after adjudication, from which response gold is taken.
+    """
+    per_reviewer: dict[str, dict[str, dict[int, str | None]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for vote in evidence.votes:
+        per_reviewer[vote["reviewer"]][vote["trace_id"]][vote["claim_index"]] = evidence.binary.get(
+            vote["label"]
+        )
+    settled = _adjudicated(evidence) if adjudicated else {}
+    found: dict[str, dict[str, str]] = {}
+    for reviewer, traces in per_reviewer.items():
+        for trace, given in traces.items():
+            claims = evidence.claims.get(trace, list(given))
+            outcome = response_outcome({**given, **settled.get(trace, {})}, claims)
+            if outcome:
+                found.setdefault(reviewer, {})[trace] = outcome
     return found
+
+
+def _adjudicated(evidence: Evidence) -> dict[str, dict[int, str | None]]:
+    """trace -> claim -> the binary outcome of its adjudicated label."""
+    found: dict[str, dict[int, str | None]] = defaultdict(dict)
+    for (trace, index), decision in evidence.adjudications.items():
+        found[trace][index] = evidence.binary.get(decision["label"])
+    return found
+
+
+def response_gold(evidence: Evidence) -> dict[str, str]:
+    """trace -> the response outcome every reviewer's labels give, after adjudication.
+
+    The same rule as claim gold, one level up: a response has gold when the reviewers who
+    reached a response outcome all reached the same one (README, "Response level").
+    """
+    by_trace: dict[str, set[str]] = defaultdict(set)
+    for given in response_labels(evidence, adjudicated=True).values():
+        for trace, outcome in given.items():
+            by_trace[trace].add(outcome)
+    return {trace: next(iter(o)) for trace, o in sorted(by_trace.items()) if len(o) == 1}
 
 
 def _binary(gold: ClaimGold | None) -> str | None:
@@ -114,40 +150,43 @@ def _binary(gold: ClaimGold | None) -> str | None:
 
 
 def reviewer_labels(evidence: Evidence, level: str, scale: str) -> dict[str, dict[Any, Any]]:
-    """reviewer -> unit -> label. Binary claims drop not_a_claim; responses are binary."""
-    full = scale == "full" and level == "claim"
+    """reviewer -> unit -> label. Binary claims: supported / unsupported / excluded, where a
+    claim every reviewer excluded is left out; responses: `response_labels`."""
+    if level == "response":
+        return response_labels(evidence)
+    full = scale == "full"
     by_reviewer: dict[str, dict[Key, str]] = defaultdict(dict)
     for vote in evidence.votes:
         label = vote["label"] if full else evidence.binary.get(vote["label"])
-        if label is None or (label == EXCLUDED and level == "claim" and not full):
-            continue
-        by_reviewer[vote["reviewer"]][(vote["trace_id"], vote["claim_index"])] = label
-    if level == "claim":
+        if label is not None:
+            by_reviewer[vote["reviewer"]][(vote["trace_id"], vote["claim_index"])] = label
+    if full:
         return dict(by_reviewer)
-    return {r: _responses(evidence, labels) for r, labels in by_reviewer.items()}
-
-
-def _responses(evidence: Evidence, labels: Mapping[Key, str]) -> dict[str, str]:
-    per_trace: dict[str, dict[int, str]] = defaultdict(dict)
-    for (trace, index), label in labels.items():
-        per_trace[trace][index] = label
-    found = {}
-    for trace, given in per_trace.items():
-        outcome = response_outcome(given, evidence.claims.get(trace, list(given)))
-        if outcome:
-            found[trace] = outcome
-    return found
+    given: dict[Key, set[str]] = defaultdict(set)
+    for labels in by_reviewer.values():
+        for unit, label in labels.items():
+            given[unit].add(label)
+    dropped = {unit for unit, labels in given.items() if labels == {EXCLUDED}}
+    return {
+        r: {u: v for u, v in labels.items() if u not in dropped}
+        for r, labels in by_reviewer.items()
+    }
 
 
 def judge_outcome(label: str, binary: Mapping[str, str]) -> str:
-    """A judge label in binary terms: rubric labels map; others by the usual 'ok' words."""
-    if label in binary:
-        return binary[label]
-    return SUPPORTED if label.lower() in JUDGE_OK_LABELS else UNSUPPORTED
+    """A judge label by the defaults alone (no store): rubric labels map through the rubric.
+
+    Kept for callers without a store; calibration uses the stored mapping (`judge_labels`).
+    """
+    return default_outcome(label, binary) or "unmapped"
 
 
 def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> dict[Any, Any]:
-    """unit -> the judge's verdict row at this level, with its binary outcome added."""
+    """unit -> the judge's verdict row at this level, with its mapped outcome added.
+
+    Raises UnmappedJudgeLabelError before any statistic if a label has no mapping.
+    """
+    outcomes = label_map(store, judge)
     found: dict[Any, Any] = {}
     for verdict in sql.verdicts(store, evidence.sample, judge):
         if verdict["level"] != level:
@@ -157,5 +196,5 @@ def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> di
             if level == "claim"
             else verdict["trace_id"]
         )
-        found[unit] = {**verdict, "outcome": judge_outcome(verdict["label"], evidence.binary)}
+        found[unit] = {**verdict, "outcome": outcomes[verdict["label"]]}
     return found

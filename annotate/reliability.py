@@ -6,9 +6,10 @@ interval resamples traces, so the claims of one trace move together.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,30 +17,49 @@ from typing import Any
 import numpy as np
 
 from annotate import agreement as stats
+from annotate.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.gold import (
-    EXCLUDED,
     Evidence,
     claim_gold,
     load_evidence,
     response_gold,
     reviewer_labels,
 )
+from annotate.ratings import Table, is_numeric
 from annotate.store import Store
+from annotate.store import assignments as settings_sql
 from annotate.store import evidence as sql
 
 LEVELS, SCALES = ("claim", "response"), ("binary", "full")
 HIGH_AGREEMENT, LOW_KAPPA = 0.8, 0.6
 PACE_BREAK = timedelta(minutes=15)  # a longer gap between two labels is a break, not labelling
 FAST_FACTOR = 1 / 3  # flagged when a reviewer's seconds per label is below this share of the rest
-GROUP_STATS = {
+MIN_SHARED_KEY, MIN_SHARED_DEFAULT = "min_shared_units", 20
+NOMINAL_STATS: dict[str, Callable[[Table], stats.Measure]] = {
     "percent_agreement": stats.percent_agreement_measure,
     "krippendorff_alpha": stats.krippendorff_measure,
     "fleiss_kappa": stats.fleiss_measure,
     "gwet_ac1": stats.gwet_measure,
+    "brennan_prediger": stats.brennan_prediger_measure,
+    "conger_kappa": stats.conger_measure,
 }
-
+SCORE_STATS: dict[str, Callable[[Table], stats.Measure]] = {  # need numeric ratings (scores)
+    "krippendorff_alpha_ordinal": lambda t: stats.krippendorff_measure(t, "ordinal"),
+    "krippendorff_alpha_interval": lambda t: stats.krippendorff_measure(t, "interval"),
+    "gwet_ac2_linear": lambda t: stats.gwet_measure(t, "linear"),
+    "gwet_ac2_quadratic": lambda t: stats.gwet_measure(t, "quadratic"),
+}
+GROUP_STATS = {**NOMINAL_STATS, **SCORE_STATS}
+PAIR_STATS: dict[str, Callable[[Sequence[Any], Sequence[Any]], stats.Measure]] = {
+    "cohen_kappa": stats.cohen_measure,
+    "scott_pi": stats.scott_measure,
+    "cohen_kappa_linear": lambda a, b: stats.cohen_measure(a, b, "linear"),
+    "cohen_kappa_quadratic": lambda a, b: stats.cohen_measure(a, b, "quadratic"),
+}
 STATISTICS = tuple(GROUP_STATS)
+NO_PACE = "no two consecutive labels within 15 minutes of each other: no pace"
+NOT_SCORES = "needs numeric ratings (scores such as 1-5); these labels are categories"
 Labels = Mapping[str, Mapping[Any, Any]]  # reviewer -> unit -> label
 
 
@@ -58,8 +78,11 @@ def trace_of(unit: Any) -> str:
     return unit[0] if isinstance(unit, tuple) else unit
 
 
-def rating_table(labels: Labels, min_ratings: int = 2) -> tuple[list[Any], list[str], list[list]]:
-    """Units rated by at least `min_ratings` reviewers x reviewers (None = not rated)."""
+def rating_table(labels: Labels, min_ratings: int = 1) -> tuple[list[Any], list[str], list[list]]:
+    """Units rated by at least `min_ratings` reviewers x reviewers (None = not rated).
+
+    Statistics take every rated unit (min_ratings=1): single ratings count towards category
+    shares, as in the library; only units with 2+ ratings carry agreement."""
     reviewers = sorted(labels)
     units = sorted({u for given in labels.values() for u in given}, key=repr)
     table = [[labels[r].get(u) for r in reviewers] for u in units]
@@ -67,39 +90,61 @@ def rating_table(labels: Labels, min_ratings: int = 2) -> tuple[list[Any], list[
     return [units[i] for i in kept], reviewers, [table[i] for i in kept]
 
 
+def _point(name: str, table: Table) -> stats.Stat | None:
+    """Alpha's point value comes from the `krippendorff` package; the rest from the sums."""
+    if name.startswith("krippendorff_alpha"):
+        level = name.removeprefix("krippendorff_alpha").strip("_") or "nominal"
+        return stats.krippendorff_alpha(table, level)
+    return None
+
+
 def group_statistics(
-    table: Sequence[Sequence[Any]], units: Sequence[Any], repetitions: int, seed: int
+    table: Table, weights: stats.Weights, seed: int, names: Sequence[str] = STATISTICS
 ) -> dict[str, dict[str, Any]]:
-    """The four many-rater statistics, sharing one set of trace resamples."""
-    weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
+    """The many-rater statistics, sharing one set of trace resamples (`weights`)."""
+    scores = is_numeric({label for row in table for label in row if label is not None})
     found = {}
-    for name, build in GROUP_STATS.items():
-        point = stats.krippendorff_alpha(table) if name == "krippendorff_alpha" else None
-        stat = stats.interval(build(table), [], repetitions, seed, weights=weights, point=point)
-        found[name] = stat.as_json()
+    for name in names:
+        if name in SCORE_STATS and not scores:
+            found[name] = stats.Stat(None, _paired(table), reason=NOT_SCORES).as_json()
+            continue
+        measure, point = GROUP_STATS[name](table), _point(name, table)
+        found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
     return found
 
 
-def pairwise_kappa(
-    table: Sequence[Sequence[Any]],
+def _paired(table: Table) -> int:
+    return sum(sum(label is not None for label in row) >= 2 for row in table)
+
+
+def pairwise(
+    table: Table,
     units: Sequence[Any],
     reviewers: Sequence[str],
+    strata: Mapping[str, Any],
     repetitions: int,
     seed: int,
-) -> list[dict[str, Any]]:
-    pairs = []
+) -> dict[str, list[dict[str, Any]]]:
+    """Each two-rater statistic for each pair of reviewers with shared units."""
+    scores = is_numeric({label for row in table for label in row if label is not None})
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in PAIR_STATS}
     for i, a in enumerate(reviewers):
         for j in range(i + 1, len(reviewers)):
             shared = [k for k, row in enumerate(table) if row[i] is not None and row[j] is not None]
             if not shared:
                 continue
-            measure = stats.cohen_measure(
-                [table[k][i] for k in shared], [table[k][j] for k in shared]
+            traces = [trace_of(units[k]) for k in shared]
+            weights = stats.resample_weights(
+                traces, repetitions, seed, [strata.get(t) for t in traces]
             )
-            groups = [trace_of(units[k]) for k in shared]
-            stat = stats.interval(measure, groups, repetitions, seed)
-            pairs.append({"a": a, "b": reviewers[j], **stat.as_json()})
-    return pairs
+            ratings = [table[k][i] for k in shared], [table[k][j] for k in shared]
+            for name, build in PAIR_STATS.items():
+                if "_kappa_" in name and not scores:
+                    stat = stats.Stat(None, len(shared), reason=NOT_SCORES)
+                else:
+                    stat = stats.interval(build(*ratings), [], 0, seed, weights=weights)
+                found[name].append({"a": a, "b": reviewers[j], **stat.as_json()})
+    return found
 
 
 def prevalence(labels: Labels, document: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,22 +176,30 @@ def agreement_document(
     seed: int = 0,
     repetitions: int = 1000,
     times: Sequence[tuple[str, Any]] = (),
+    strata: Mapping[str, Any] | None = None,
+    min_shared: int = MIN_SHARED_DEFAULT,
 ) -> dict[str, Any]:
+    """Agreement between reviewers; intervals resample traces within `strata` (trace -> stratum)."""
+    strata = strata or {}
     check_scope(level, scale)
     labels = reviewer_labels(evidence, level, scale)
     units, reviewers, table = rating_table(labels)
+    traces = [trace_of(u) for u in units]
+    weights = stats.resample_weights(traces, repetitions, seed, [strata.get(t) for t in traces])
     document: dict[str, Any] = {
         "level": level,
         "scale": scale,
         "sample": evidence.sample,
-        "units": len(units),
+        "units": _paired(table),
+        "single_rated_units": len(units) - _paired(table),
         "reviewers": reviewers,
-        **group_statistics(table, units, repetitions, seed),
-        "cohen_kappa": pairwise_kappa(table, units, reviewers, repetitions, seed),
+        **group_statistics(table, weights, seed),
+        **pairwise(table, units, reviewers, strata, repetitions, seed),
+        "min_shared_units": min_shared,
     }
     document["prevalence"] = prevalence(labels, document)
     gold = {r: _gold_on_scale(without(evidence, r), level, scale) for r in reviewers}
-    document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed)
+    document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
     document["over_time"] = over_time(evidence, labels, level, min(repetitions, 400), seed)
     return document
 
@@ -163,7 +216,24 @@ def agreement(
     check_scope(level, scale)
     evidence = load_evidence(store, sample)
     times = sql.label_times(store, sample)
-    return agreement_document(evidence, level, scale, seed, repetitions, times)
+    strata = sql.strata(store, sample)
+    return agreement_document(
+        evidence, level, scale, seed, repetitions, times, strata, load_min_shared(store)
+    )
+
+
+def load_min_shared(store: Store) -> int:
+    """The fewest shared units on which a reviewer may be flagged (a setting, default 20)."""
+    raw = settings_sql.get_setting(store, MIN_SHARED_KEY)
+    return int(json.loads(raw)) if raw else MIN_SHARED_DEFAULT
+
+
+def save_min_shared(store: Store, value: int, actor: Actor | str | None = None) -> None:
+    if value < 1:
+        raise UsageError(f"the minimum of shared units must be 1 or more, got {value}")
+    with store.transaction():
+        settings_sql.put_setting(store, MIN_SHARED_KEY, json.dumps(int(value)))
+        record_act(store, actor, "setting", MIN_SHARED_KEY, value=int(value))
 
 
 def without(evidence: Evidence, reviewer: str) -> Evidence:
@@ -172,12 +242,12 @@ def without(evidence: Evidence, reviewer: str) -> Evidence:
 
 
 def _gold_on_scale(evidence: Evidence, level: str, scale: str) -> dict[Any, Any]:
-    gold = claim_gold(evidence)
     if level == "response":
-        return dict(response_gold(evidence, gold))
+        return response_gold(evidence)
+    gold = claim_gold(evidence)
     if scale == "full":
         return {k: g.full for k, g in gold.items() if g.full is not None}
-    return {k: g.binary for k, g in gold.items() if g.binary not in (None, EXCLUDED)}
+    return {k: g.binary for k, g in gold.items() if g.binary is not None}
 
 
 def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure, list[str]]:
@@ -196,6 +266,7 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
         lambda s: stats.ratio(s[..., 1], s[..., 0]),
         len(features),
         reason,
+        floor=0.0,
     )
     return measure, traces
 
@@ -217,6 +288,7 @@ def per_reviewer(
     times: Sequence[tuple[str, Any]],
     repetitions: int,
     seed: int,
+    min_shared: int = MIN_SHARED_DEFAULT,
 ) -> list[dict[str, Any]]:
     by_reviewer: dict[str, list[Any]] = defaultdict(list)
     for reviewer, moment in times:
@@ -236,24 +308,34 @@ def per_reviewer(
                 "labels": len(own),
                 "distribution": dict(Counter(str(v) for v in own.values()).most_common()),
                 "agreement_with_others": others.as_json(),
+                "shared_units": measure.units,
                 "agreement_with_gold": stats.proportion(
                     hits, len(judged), "no claims with gold"
                 ).as_json(),
                 "seconds_per_label": seconds,
                 "labels_per_hour": 3600 / seconds if seconds else None,
+                "pace_reason": None if seconds else NO_PACE,
             }
         )
-    return flag_outliers(rows)
+    return flag_outliers(rows, min_shared)
 
 
-def flag_outliers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Flag a reviewer far from the rest (needs three or more reviewers to say 'the rest')."""
+def flag_outliers(
+    rows: list[dict[str, Any]], min_shared: int = MIN_SHARED_DEFAULT
+) -> list[dict[str, Any]]:
+    """Flag a reviewer far from the rest (three or more reviewers, each with `min_shared` units).
+
+    Below the minimum the row says "too few shared units" and raises no flag."""
     for row in rows:
         row["flags"] = []
+        row["note"] = None
+        if row["shared_units"] < min_shared:
+            row["note"] = f"too few shared units ({row['shared_units']} < {min_shared}) to flag"
+    enough = [r for r in rows if r["note"] is None]
     if len(rows) < 3:
         return rows
-    for row in rows:
-        rest = [r for r in rows if r is not row]
+    for row in enough:
+        rest = [r for r in enough if r is not row]
         values = [r["agreement_with_others"]["value"] for r in rest]
         values = [v for v in values if v is not None]
         high = row["agreement_with_others"].get("high")
@@ -303,7 +385,7 @@ def over_time(
     for name in sorted(buckets):
         units, _, table = rating_table(buckets[name])
         weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
-        row: dict[str, Any] = {"period": name, "units": len(units)}
+        row: dict[str, Any] = {"period": name, "units": _paired(table)}
         for statistic in ("percent_agreement", "krippendorff_alpha"):
             measure = GROUP_STATS[statistic](table)
             row[statistic] = stats.interval(

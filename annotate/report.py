@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from annotate import __version__, charts
+from annotate.activity import Actor, as_actor, record_act
 from annotate.calibration import JUDGE_STATISTICS
+from annotate.reliability import PAIR_STATS, agreement
 from annotate.reliability import STATISTICS as AGREEMENT_STATISTICS
-from annotate.reliability import agreement
 from annotate.report_render import (
     Block,
     Chart,
@@ -30,13 +31,25 @@ from annotate.store import Store
 
 
 def build_report(
-    store: Store, calibration: Mapping[str, Any], seed: int = 0, repetitions: int = 1000
+    store: Store,
+    calibration: Mapping[str, Any],
+    seed: int = 0,
+    repetitions: int = 1000,
+    actor: Actor | str | None = None,
 ) -> dict[str, Any]:
-    """The calibration document beside reviewer agreement on the same traces and level."""
+    """The calibration document beside reviewer agreement on the same traces and level.
+
+    Preparing it is an act: recorded with its actor and the thresholds it used."""
     reviewers = agreement(
         store, calibration["sample"], calibration["level"], "binary", seed, repetitions
     )
+    who = as_actor(actor)
+    record_act(
+        store, who, "report", calibration["judge"], sample=calibration["sample"],
+        level=calibration["level"], thresholds=calibration["thresholds"],
+    )  # fmt: skip
     return {
+        "prepared_by": who.name,
         "title": f"Calibration of {calibration['judge']} against reviewers",
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "annotate_version": __version__,
@@ -48,7 +61,14 @@ def build_report(
 
 
 def _stat_rows(document: Mapping[str, Any], names: Sequence[str]) -> list[list[Any]]:
-    return [[name, document[name], document[name].get("units")] for name in names]
+    """One row per statistic: value [interval] (or undefined: reason), units, how."""
+    return [
+        [name, document[name], document[name].get("units"), document[name].get("method") or ""]
+        for name in names
+    ]
+
+
+STAT_HEADER = ["statistic", "value [95% interval]", "units", "interval / units used"]
 
 
 def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
@@ -59,13 +79,18 @@ def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
         Heading(f"{calibration['judge']} against gold ({calibration['level']} level)"),
         Paragraph(f"Readiness: {readiness['verdict']}", tone),
         Paragraph(
-            f"{calibration['n']} units with gold; positive means unsupported. Proportions have "
-            "Wilson 95% intervals; kappa and balanced accuracy a bootstrap over traces."
+            f"{calibration['n']} units with gold; positive means unsupported. Each interval "
+            "names its method. The judge abstained on "
+            f"{calibration['coverage']['abstained']} of {calibration['coverage']['units']} "
+            "units with gold; abstentions are in no rate."
         ),
         Chart(charts.confusion_chart(calibration["confusion"]).to_dict(), "Confusion matrix"),
         Table(
-            ["statistic", "value [95% interval]", "units"],
-            _stat_rows(calibration, JUDGE_STATISTICS),
+            STAT_HEADER,
+            _stat_rows(
+                {**calibration, "abstained_share": calibration["coverage"]["abstained_share"]},
+                [*JUDGE_STATISTICS, "abstained_share"],
+            ),
         ),
         Table(
             ["threshold on", "minimum lower bound", "lower bound", "met"],
@@ -83,6 +108,7 @@ def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
         ),
         Heading("Alternative annotator test", 3),
         Paragraph(alt.get("verdict") or alt.get("reason") or "", "note"),
+        *[Paragraph(note) for note in alt.get("notes", [])],
     ]
     if alt.get("reviewers"):
         blocks.append(
@@ -137,10 +163,20 @@ def _slice_blocks(calibration: Mapping[str, Any]) -> list[Block]:
 def _agreement_blocks(document: Mapping[str, Any]) -> list[Block]:
     blocks: list[Block] = [
         Heading("Agreement between reviewers"),
-        Paragraph(f"{document['units']} units with two or more reviewers (binary scale)."),
+        Paragraph(
+            f"{document['units']} units with two or more reviewers and "
+            f"{document['single_rated_units']} with one (binary scale: supported, unsupported, "
+            "excluded)."
+        ),
+        Table(STAT_HEADER, _stat_rows(document, AGREEMENT_STATISTICS)),
         Table(
-            ["statistic", "value [95% interval]", "units"],
-            _stat_rows(document, AGREEMENT_STATISTICS),
+            ["statistic", "reviewers", "value [95% interval]", "units"],
+            [
+                [name, f"{p['a']} / {p['b']}", p, p["units"]]
+                for name in PAIR_STATS
+                for p in document[name]
+            ],
+            caption="Each pair of reviewers",
         ),
     ]
     if document["prevalence"]["note"]:
@@ -162,7 +198,7 @@ def _agreement_blocks(document: Mapping[str, Any]) -> list[Block]:
                     r["agreement_with_others"],
                     r["agreement_with_gold"],
                     r["seconds_per_label"],
-                    "; ".join(r["flags"]),
+                    "; ".join(r["flags"]) or r.get("note") or "",
                 ]
                 for r in document["per_reviewer"]
             ],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -86,11 +86,21 @@ def _number(value: Any) -> str | None:
     return str(int(value)) if isinstance(value, Integral) else f"{float(value):.3f}"
 
 
+def stat_note(stat: Mapping[str, Any]) -> str:
+    """What a table says beside a statistic: "undefined: why", why no interval, or its method."""
+    if stat.get("value") is None:
+        return f"undefined: {stat.get('reason') or 'no value'}"
+    if stat.get("reason"):
+        return f"no interval: {stat['reason']}"
+    return str(stat.get("method") or "")
+
+
 def _cell(value: Any, escape: Callable[[Any], str]) -> str:
     """A cell as text: numbers to 3 decimals, a statistic as `value [low, high]` or its reason."""
     if isinstance(value, dict) and "value" in value:
         if value["value"] is None:
-            return escape(str(value.get("reason") or MISSING))
+            reason = value.get("reason")
+            return escape(f"undefined: {reason}") if reason else MISSING
         text = _number(value["value"]) or escape(str(value["value"]))
         low, high = value.get("low"), value.get("high")
         if low is not None and high is not None:

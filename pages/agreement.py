@@ -5,11 +5,19 @@ import streamlit as st
 
 import ui
 from annotate import charts
-from annotate.reliability import STATISTICS, agreement
+from annotate.reliability import PAIR_STATS, STATISTICS, agreement
+from annotate.report_render import stat_note
 from annotate.samples import list_samples
 
 ui.require_role("lead", "auditor")
 store = ui.store()
+
+
+def stat_row(name: str, stat: dict) -> dict:
+    """A table row that says "undefined: why" where a statistic has no value."""
+    return {**ui.stat_row(name, stat), "note": stat_note(stat)}
+
+
 st.title("Agreement between reviewers")
 
 ALL = "(every labelled trace)"
@@ -26,13 +34,20 @@ scale = right.selectbox(
 
 result = agreement(store, None if sample == ALL else sample, level, scale)
 if not result["units"]:
-    st.info(f"No {level} has labels from two or more reviewers yet.")
+    st.info(ui.fmt("No {} has labels from two or more reviewers yet.", level))
     st.stop()
 st.caption(
-    f"{result['units']} {level}s labelled by two or more reviewers · 95% bootstrap intervals over traces"
+    ui.fmt(
+        "{} {}s labelled by two or more reviewers ({} by one: they count towards category "
+        "shares only) · 95% intervals, method in the note column · undefined values give "
+        "their reason",
+        result["units"],
+        level,
+        result["single_rated_units"],
+    )
 )
 st.dataframe(
-    pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
+    pd.DataFrame([stat_row(n, result[n]) for n in STATISTICS]),
     hide_index=True,
     key="agreement_table",
 )
@@ -45,14 +60,18 @@ with st.expander("Label shares (prevalence)"):
         key="agreement_prevalence",
     )
 
-st.subheader("Cohen's kappa for each pair of reviewers")
-pairs = [ui.stat_row(f"{p['a']} / {p['b']}", p) for p in result["cohen_kappa"]]
+st.subheader("Each pair of reviewers")
+pairs = [
+    {"pair": f"{p['a']} / {p['b']}", **stat_row(name, p)}
+    for name in PAIR_STATS
+    for p in result[name]
+]
 st.dataframe(pd.DataFrame(pairs), hide_index=True, key="agreement_pairs")
 
 st.subheader("Per reviewer")
 for row in result["per_reviewer"]:
     for flag in row["flags"]:
-        st.warning(f"{row['reviewer']}: {flag}")
+        st.warning(ui.fmt("{}: {}", row["reviewer"], flag))
 reviewers = pd.DataFrame(
     [
         {
@@ -62,15 +81,24 @@ reviewers = pd.DataFrame(
             "others low": r["agreement_with_others"].get("low"),
             "others high": r["agreement_with_others"].get("high"),
             "agreement with gold": r["agreement_with_gold"].get("value"),
+            "shared units": r["shared_units"],
             "seconds per label": r["seconds_per_label"],
             "distribution": ", ".join(f"{k} {v}" for k, v in r["distribution"].items()),
             "flagged": bool(r["flags"]),
+            "note": r["note"] or "",
         }
         for r in result["per_reviewer"]
     ]
 )
 st.dataframe(reviewers, hide_index=True, key="agreement_reviewers")
-st.caption("Agreement with gold scores each reviewer against gold made without their own votes.")
+st.caption(
+    ui.fmt(
+        "Agreement with gold scores each reviewer against gold made without their own votes. "
+        "A reviewer is flagged only with {} or more shared units "
+        "(`annotate agreement --min-shared-units N` changes the minimum).",
+        result["min_shared_units"],
+    )
+)
 
 chart = charts.over_time_chart(result["over_time"])
 if chart is not None:

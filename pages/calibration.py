@@ -13,8 +13,10 @@ from annotate.calibration import (
     save_thresholds,
 )
 from annotate.errors import AnnotateError
+from annotate.judge_labels import OUTCOMES, UnmappedJudgeLabelError, mapping_rows, set_label
 from annotate.labelling import claim_view
 from annotate.report import build_report, render_report
+from annotate.report_render import stat_note
 from annotate.samples import list_samples
 from annotate.sampling import STRATUM_COLUMNS
 from annotate.store.assignments import judge_names
@@ -22,6 +24,14 @@ from annotate.store.samples import attribute_names
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
+
+
+def stat_row(name: str, stat: dict) -> dict:
+    """A table row that says "undefined: why" where a statistic has no value."""
+    return {**ui.stat_row(name, stat), "note": stat_note(stat)}
+
+
+is_lead = user.role == "lead"
 st.title("Calibration of the judge")
 
 judges = judge_names(store)
@@ -38,44 +48,87 @@ level = right.selectbox("Level", ["claim", "response"], key="calibration_level")
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
-saved = load_thresholds(store)
-with st.expander("Readiness thresholds (on lower bounds of 95% intervals)"):
+
+def judge_label_mapping() -> None:
+    """Every label the judge used and its outcome; a lead maps one at a time."""
+    rows = mapping_rows(store, judge)
+    st.dataframe(
+        pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
+        hide_index=True,
+        key="calibration_judge_labels",
+    )
+    if not is_lead:
+        st.caption("Only a lead can change the mapping.")
+        return
+    left, right, button = st.columns([2, 2, 1])
+    label = left.selectbox("Judge label", [r["label"] for r in rows], key="calibration_map_label")
+    outcome = right.selectbox("maps to", OUTCOMES, key="calibration_map_outcome")
+    if button.button("Save mapping", key="calibration_map_save"):
+        try:
+            set_label(store, judge, label, outcome, user.name)
+            st.rerun()
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+
+def thresholds_editor(saved: dict) -> None:
+    """Leads edit and save the thresholds; nothing unsaved reaches a verdict or a report."""
     columns = st.columns(len(DEFAULT_THRESHOLDS))
-    thresholds = {}
+    chosen = {}
     for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
         use = column.checkbox(
-            f"require {name}", value=saved[name] is not None, key=f"calibration_use_{name}"
+            ui.fmt("require {}", name), value=saved[name] is not None, key=f"calibration_use_{name}"
         )
         value = column.number_input(
-            f"minimum lower bound of {name}",
+            ui.fmt("minimum lower bound of {}", name),
             -1.0,
             1.0,
             saved[name] or 0.8,
             0.05,
             key=f"calibration_min_{name}",
         )
-        thresholds[name] = value if use else None
-    if user.role == "lead" and st.button("Save thresholds", key="calibration_save_thresholds"):
+        chosen[name] = value if use else None
+    if st.button("Save thresholds", key="calibration_save_thresholds"):
         try:
-            save_thresholds(store, thresholds)
-            st.success("Saved: `annotate calibration` and the report use these now.")
+            save_thresholds(store, chosen, user.name)
+            st.rerun()
         except AnnotateError as exc:
             ui.show_error(exc)
 
+
+saved = load_thresholds(store)
 scope = None if sample == ALL else sample
-report = calibration(store, judge, scope, level, by, thresholds=thresholds)
+try:
+    report = calibration(store, judge, scope, level, by, thresholds=saved)
+except UnmappedJudgeLabelError as exc:
+    ui.show_error(exc)
+    with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):
+        judge_label_mapping()
+    st.stop()
 if not report["n"]:
-    st.info(f"No {level} has both a {judge} verdict and a gold label yet.")
+    st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
     st.stop()
 verdict = report["readiness"]
-(st.success if verdict["ready"] else st.error)(f"Overall: {verdict['verdict']}")
-st.caption(f"{report['n']} {level}s with gold and a verdict · positive = unsupported")
-
+(st.success if verdict["ready"] else st.error)(ui.fmt("Overall: {}", verdict["verdict"]))
+cover = report["coverage"]
+st.caption(
+    ui.fmt(
+        "{} {}s with gold and a verdict · positive = unsupported · the judge abstained on {} "
+        "of {} (left out of every rate)",
+        report["n"],
+        level,
+        cover["abstained"],
+        cover["units"],
+    )
+)
 
 left, right = st.columns([1, 2])
 left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
 right.dataframe(
-    pd.DataFrame([ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]),
+    pd.DataFrame(
+        [stat_row(n, report[n]) for n in JUDGE_STATISTICS]
+        + [stat_row("abstained share", cover["abstained_share"])]
+    ),
     hide_index=True,
     key="calibration_judge_table",
 )
@@ -97,6 +150,8 @@ if report["slices"]:
             for name in ("sensitivity", "specificity", "cohen_kappa"):
                 row[name] = entry[name].get("value")
                 row[f"{name} low"] = entry[name].get("low")
+                if entry[name].get("reason"):
+                    row["note"] = entry[name]["reason"]
         row["readiness"] = entry["readiness"]["verdict"]
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
@@ -106,8 +161,8 @@ rater = report["judge_as_rater"]
 st.dataframe(
     pd.DataFrame(
         [
-            ui.stat_row("alpha, reviewers", rater["reviewers"]),
-            ui.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+            stat_row("alpha, reviewers", rater["reviewers"]),
+            stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
         ]
     ),
     hide_index=True,
@@ -117,12 +172,14 @@ st.dataframe(
 st.subheader("Alternative annotator test")
 alt = report["alt_test"]
 if alt.get("passed") is None:
-    st.info(alt.get("reason") or "not run")
+    st.info(ui.md(alt.get("reason") or "not run"))
 else:
-    (st.success if alt["passed"] else st.warning)(alt["verdict"])
+    (st.success if alt["passed"] else st.warning)(ui.md(alt["verdict"]))
     st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
+for note in alt.get("notes", []):
+    st.text(note)
 
-st.subheader(f"Disagreements with gold ({len(report['disagreements'])})")
+st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])))
 found = report["disagreements"]
 if found:
     frame = pd.DataFrame(found)[
@@ -143,10 +200,26 @@ if found:
         ui.show_text("Judge's explanation", chosen["explanation"])
         ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
 
+st.subheader("Settings")
+with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
+    judge_label_mapping()
+with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
+    st.dataframe(
+        pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
+        hide_index=True,
+        key="calibration_saved_thresholds",
+    )
+    if is_lead:
+        thresholds_editor(saved)
+    else:
+        st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
+
 st.subheader("Report")
-settings = repr((judge, scope, level, by, thresholds))
+st.caption("The report uses the saved thresholds above, whoever prepares it.")
+settings = repr((judge, scope, level, by, saved))
 if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
-    st.session_state["calibration_report"] = (settings, render_report(build_report(store, report)))
+    document = build_report(store, report, actor=user.name)
+    st.session_state["calibration_report"] = (settings, render_report(document))
 prepared, files = st.session_state.get("calibration_report", (None, None))
 if files and prepared == settings:
     kinds = {
@@ -156,7 +229,7 @@ if files and prepared == settings:
     }
     for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
         column.download_button(
-            f"Download {name}",
+            ui.fmt("Download {}", name),
             text,
             file_name=name,
             mime=kinds[name],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,3 +121,15 @@ def test_bootstrap_is_seeded_and_moves_groups_together():
     assert first == bootstrap(fleiss_kappa, table, groups, repetitions=300, seed=4)
     assert first.low < first.value < first.high
     assert "bootstrap over 5 groups" in first.method
+
+
+def test_strata_of_one_trace_are_pooled_and_one_trace_gives_no_interval():
+    from annotate.agreement import Measure, interval, ratio, resample_weights
+
+    draws, member, strata = resample_weights(["t1", "t2", "t3", "t4"], 50, 0, ["a", "a", "b", "c"])
+    assert strata == 2  # b and c, one trace each, resample together
+    assert (draws[:, :2].sum(axis=1) == 2).all() and (draws[:, 2:].sum(axis=1) == 2).all()
+    share = Measure(np.array([[1.0, 1.0], [1.0, 0.0]]), lambda s: ratio(s[..., 1], s[..., 0]), 2)
+    stat = interval(share, ["t1", "t1"], 100, 0)
+    assert stat.value == 0.5 and stat.low is None
+    assert stat.reason == "one group per stratum: nothing to resample for an interval"

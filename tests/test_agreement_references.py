@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
@@ -128,7 +127,11 @@ def test_fleiss_kappa_matches_fleiss_1971_and_statsmodels():
     assert stat.value == pytest.approx(0.4302445, abs=5e-8)  # R irr, kappam.fleiss
     reference = statsmodels_fleiss_kappa(aggregate_raters(np.array(FLEISS_1971_CODES))[0])
     assert stat.value == pytest.approx(reference, abs=1e-12)
-    assert (stat.units, stat.method) == (30, "units with 6 ratings")
+    assert stat.units == 30
+    assert stat.method == (
+        "agreement over 30 units with 2+ ratings; category shares over 30 rated units "
+        "(0 with one rating)"
+    )
 
 
 # --- Gwet's AC1 and friends against irrCAC (Gwet's own formulas) --------------------------------
@@ -209,14 +212,16 @@ def test_fleiss_kappa_matches_irrcac_when_every_unit_has_every_rating():
     assert stat.value == pytest.approx(statsmodels_fleiss(RAW_GENDER), abs=1e-12)
 
 
-def test_fleiss_kappa_with_missing_ratings_uses_the_modal_units_not_gwets_generalisation():
-    # On raw_4raters irrCAC reports Gwet's generalised Fleiss kappa, 0.76117 (pe 0.23872),
-    # which uses every unit. Ours, by design, is Fleiss' kappa on the 8 units with 4 ratings.
+def test_fleiss_kappa_with_missing_ratings_is_gwets_generalisation():
+    # irrCAC raw.py docstring on raw_4raters: Fleiss' kappa 0.76117, pa 0.81818, pe 0.23872
+    # (Gwet's generalised formula, every unit with 2+ ratings; shares over every rated unit).
+    # Fleiss' kappa on the 8 complete units alone would be 0.6415.
     stat = fleiss_kappa(RAW_4RATERS)
-    subset = [row for row in RAW_4RATERS if len(rated(row)) == 4]
-    assert (stat.units, stat.method) == (8, "units with 4 ratings")
-    assert stat.value == pytest.approx(statsmodels_fleiss(subset), abs=1e-12)
-    assert round(stat.value, 4) == 0.6415  # not 0.7612
+    assert round(stat.value, 5) == 0.76117
+    pa = percent_agreement(RAW_4RATERS).value
+    assert round((pa - stat.value) / (1 - stat.value), 5) == 0.23872
+    assert stat.units == 11
+    assert "11 units with 2+ ratings" in stat.method and "(1 with one rating)" in stat.method
 
 
 # --- Krippendorff (2011), sections A and B ------------------------------------------------------
@@ -348,6 +353,11 @@ def test_cohen_kappa_equals_scikit_learn(pairs):
     assert stat.units == len(complete)
     if math.isnan(reference):  # one category between them
         assert stat.value is None and "one category" in stat.reason
+    elif len({x for x, _ in complete}) < 2 or len({y for _, y in complete}) < 2:
+        # scikit-learn says 0 when one rater is constant: 0 whatever the other does, so ours
+        # is undefined with that reason (issue 12, "Undefined is not zero").
+        assert reference == pytest.approx(0.0, abs=1e-12)
+        assert stat.value is None and "one rater used one category only" in stat.reason
     else:
         assert stat.value == pytest.approx(reference, abs=1e-12)
 
@@ -364,37 +374,47 @@ def test_fleiss_kappa_equals_statsmodels_on_complete_tables(table):
         assert stat.value is None and "one category" in stat.reason
     else:
         assert stat.value == pytest.approx(statsmodels_fleiss(table), abs=1e-12)
-        assert stat.method == f"units with {len(table[0])} ratings"
+        assert "(0 with one rating)" in stat.method
+
+
+def gwet_generalised_fleiss_by_loops(table: Sequence[Sequence]) -> float:
+    """Gwet (2014), Handbook of Inter-Rater Reliability, eq. 2.26-2.28, term by term."""
+    categories = all_categories(table)
+    paired = [rated(row) for row in table if len(rated(row)) >= 2]
+    rows = [rated(row) for row in table if rated(row)]
+    pa = sum(
+        sum(labels.count(k) * (labels.count(k) - 1) for k in categories)
+        / (len(labels) * (len(labels) - 1))
+        for labels in paired
+    ) / len(paired)
+    pi = {k: sum(labels.count(k) / len(labels) for labels in rows) / len(rows) for k in categories}
+    pe = sum(p * p for p in pi.values())
+    return (pa - pe) / (1 - pe)
 
 
 @given(tables(labels=st.sampled_from(["a", "b", "c", None]), min_raters=3, max_raters=4))
 @FAST
-def test_fleiss_kappa_with_mixed_rating_counts_is_statsmodels_on_the_modal_units(table):
-    sizes = Counter(len(rated(row)) for row in table if rated(row))
-    assume(sizes)
-    ranked = sizes.most_common()
-    assume(len(ranked) == 1 or ranked[0][1] > ranked[1][1])  # ties: the unit-order test below
-    modal = ranked[0][0]
-    subset = [row for row in table if len(rated(row)) == modal]
+def test_fleiss_kappa_with_mixed_rating_counts_follows_gwets_formula_term_by_term(table):
     stat = fleiss_kappa(table)
-    assert stat.units == len(subset)
-    if modal < 2:
-        assert stat.value is None and "fewer than two ratings" in stat.reason
-        return
-    if len(all_categories(table)) < 2:
+    paired = [row for row in table if len(rated(row)) >= 2]
+    assert stat.units == len(paired)
+    if not paired:
+        assert stat.value is None and "two ratings" in stat.reason
+    elif len(all_categories(table)) < 2:
         assert stat.value is None and "one category" in stat.reason
-    elif len(all_categories(subset)) < 2:
-        assert stat.value is None and stat.reason  # chance agreement 1 on these units
-    else:
-        assert stat.value == pytest.approx(statsmodels_fleiss(subset), abs=1e-12)
-        assert stat.method == f"units with {modal} ratings"
+    elif stat.value is not None:
+        assert stat.value == pytest.approx(gwet_generalised_fleiss_by_loops(table), abs=1e-12)
 
 
 def test_fleiss_kappa_on_a_mixed_table_names_the_units_it_used():
     table = [["a", "a", "b"], ["a", "a", "a"], ["b", "b", "b"], ["a", "b", None], ["b", None, None]]
     stat = fleiss_kappa(table)
-    assert (stat.units, stat.method) == (3, "units with 3 ratings")
-    assert stat.value == pytest.approx(statsmodels_fleiss(table[:3]), abs=1e-12)
+    assert stat.units == 4
+    assert stat.method == (
+        "agreement over 4 units with 2+ ratings; category shares over 5 rated units "
+        "(1 with one rating)"
+    )
+    assert stat.value == pytest.approx(gwet_generalised_fleiss_by_loops(table), abs=1e-12)
 
 
 def test_fleiss_kappa_does_not_depend_on_the_order_of_units():
@@ -458,12 +478,12 @@ def test_renaming_categories_by_a_bijection_changes_nothing(table, names, group_
 
 @given(tables(labels=st.sampled_from(["a", "b", "c", None])), st.randoms(use_true_random=False))
 @FAST
-def test_unit_order_and_unrated_units_change_nothing_except_fleiss_ties(table, random):
+def test_unit_order_and_unrated_units_change_nothing(table, random):
     assume(len(pairable_categories(table)) >= 2 or len(all_categories(table)) < 2)
     shuffled = [list(row) for row in table]
     random.shuffle(shuffled)
     padded = [*shuffled, [None] * len(table[0])]
-    for statistic in (percent_agreement, gwet_ac1, krippendorff_alpha):
+    for statistic in (percent_agreement, fleiss_kappa, gwet_ac1, krippendorff_alpha):
         before = statistic(table)
         for other in (shuffled, padded):
             after = statistic(other)
@@ -520,7 +540,7 @@ def test_resamples_where_a_statistic_is_undefined_are_dropped_silently(which):
     fleiss_table = [["x", "y", None, None], ["x", "x", None, None], ["y", "y", None, None]]
     fleiss_table += [["x", None, None, None]] * 2 + [["x", "y", "y", None]] * 2
     fleiss_table += [["x", "y", "y", "x"]] * 2
-    assert fleiss_kappa(fleiss_table).method == "units with 2 ratings"
+    assert fleiss_kappa(fleiss_table).units == 7
     gwet_table = [["x", "y"], ["x", "x"], ["y", "y"]] + [[None, None]] * 6
     a = ["x", "y", "x", "y"] + ["x"] * 16
     b = ["x", "y", "y", "y"] + [None] * 16
@@ -542,7 +562,7 @@ def test_bootstrap_interval_contains_the_point_and_is_seeded(statistic):
     first = bootstrap(statistic, table, groups, repetitions=1000, seed=3)
     assert first.low < first.value < first.high
     assert first.value == statistic(table).value
-    assert first.method == "bootstrap over 30 groups, 1000 resamples, seed 3"
+    assert first.method.endswith("BCa bootstrap over 30 groups, 1000 resamples, seed 3")
     assert first == bootstrap(statistic, table, groups, repetitions=1000, seed=3)
     assert first != bootstrap(statistic, table, groups, repetitions=1000, seed=4)
 

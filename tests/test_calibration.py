@@ -59,7 +59,7 @@ def test_gold_follows_adjudication_unanimity_and_the_binary_mapping(labelled):
 
 def test_response_gold_needs_every_claim_unless_one_is_unsupported(labelled):
     evidence = load_evidence(labelled, "demo")
-    responses = response_gold(evidence, claim_gold(evidence))
+    responses = response_gold(evidence)
     assert responses["lt-001"] == "unsupported"  # claim 1 unsupported
     assert responses["lt-009"] == "supported"  # all three supported
     assert responses["lt-011"] == "supported"  # not_a_claim is left out, the rest supported
@@ -76,7 +76,8 @@ def test_calibration_counts_wilson_intervals_and_slices(labelled):
     )
     assert result["specificity"]["value"] == 0.0 and result["specificity"]["units"] == 4
     assert result["precision"]["value"] == pytest.approx(8 / 12)
-    assert result["cohen_kappa"]["value"] == pytest.approx(0.0)  # no better than chance
+    kappa = result["cohen_kappa"]  # a constant judge has kappa 0 whatever it does: undefined
+    assert kappa["value"] is None and kappa["reason"].startswith("the judge gave one verdict only")
     assert [s["slice"] for s in result["slices"]] == [
         {"feature": "billing_qa"},
         {"feature": "hr_policy"},
@@ -224,7 +225,12 @@ def test_judge_as_one_more_rater_and_the_alt_test(three_reviewers):
     assert rater["units"] == 12  # the judge rated claim 1 of each trace only
     assert rater["reviewers"]["units"] == rater["reviewers_and_judge"]["units"] == 12
     assert rater["reviewers_and_judge"]["value"] < rater["reviewers"]["value"]
-    assert result["alt_test"]["passed"] is False  # judge calls every claim 1 unsupported
+    alt = result["alt_test"]  # 12 shared units per reviewer: below the t-test's 30
+    assert alt["passed"] is None and alt["min_units"] == 30
+    assert (
+        "Reviewer ann skipped: 12 units shared with the judge and another reviewer, fewer "
+        "than the 30 a t-test needs" in " ".join(alt["notes"])
+    )
 
 
 def test_slices_by_error_type_and_attribute_are_accepted(labelled):

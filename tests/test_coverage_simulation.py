@@ -30,20 +30,18 @@ stated rates and p_t is independent of the judge's per-trace rates), and with a 
 of claims per trace the pooled ratio estimators converge to the ratios of those marginals.
 The tests check this too, on the confusion pooled over all simulated claims.
 
-Tolerance. R simulations, each judged by calibration_stats with a different bootstrap
-seed; a statistic's coverage is the share of runs whose [low, high] holds the population
-value. With R = 1000 and a true coverage of 0.95 the Monte Carlo standard error is
-sqrt(0.95 * 0.05 / 1000) = 0.0069. Every random number comes from seeded generators, so
-the result is deterministic; the bands below are wide enough that another seed or a
-change in the bootstrap's random stream would not flip them.
+Shapes (SHAPES): clustered (60 traces x 10 claims, judge-error correlation 0.2), small
+(20 x 3), rare (unsupported at 3%, 100 x 6: about 18 positives), and independent (one claim
+a trace, where Wilson applies). Tolerance: R = 1000 studies a shape, each judged by
+calibration_stats with its own bootstrap seed; a statistic's coverage is the share of
+studies whose [low, high] holds the population value. The Monte Carlo standard error of a
+coverage of 0.95 is sqrt(0.95 * 0.05 / 1000) = 0.0069; the test accepts 3 of them below.
 
-Finding (measured with this simulation, R = 2000, 600 claims per run): Wilson intervals for
-sensitivity and specificity treat claims as independent. Clustering of the truth alone does
-not hurt them (coverage 0.945-0.956), but clustering of the JUDGE's errors within a trace
-does, and more so the more claims a trace has. With 150 traces x 4 claims, judge-error
-correlation 0.11 gives specificity 0.925, 0.2 gives 0.893, 0.33 gives 0.864; with 60 traces
-x 10 claims, 0.11 gives 0.864 and 0.2 gives 0.803 (sensitivity 0.843). A bootstrap over
-traces for the same ratios stays at 0.92-0.95 in all of those cases, as does kappa's.
+Finding that set the method (issue 12): Wilson intervals treat claims as independent and,
+with judge errors clustered in traces (60 x 10, correlation 0.2), covered 0.80-0.84; the
+plain percentile bootstrap over traces ran short with about 12 positives (0.90). The BCa
+bootstrap within strata, widened for few groups and never narrower than Wilson for a
+proportion, covers 0.934-0.979 in every shape (the printed table).
 """
 
 from __future__ import annotations
@@ -55,13 +53,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from annotate.calibration import Pair, calibration_stats
+from annotate.calibration import Pair, calibration_stats, confusion
 
 PREVALENCE = 0.3  # P(true label = unsupported) for every claim
 REVIEWER_ERRORS = (0.02, 0.05, 0.08)  # each reviewer's chance of flipping the true label
 JUDGE_SENSITIVITY = 0.85  # P(judge says unsupported | truly unsupported)
 JUDGE_SPECIFICITY = 0.92  # P(judge says supported | truly supported)
-STATISTICS = ("sensitivity", "specificity", "balanced_accuracy", "cohen_kappa")
+STATISTICS = (
+    "sensitivity", "specificity", "precision", "accuracy", "balanced_accuracy", "cohen_kappa",
+)  # fmt: skip
 RUNS = 1000
 BOOTSTRAP_REPETITIONS = 400
 
@@ -72,10 +72,10 @@ def _gold_flip_rate(errors: tuple[float, float, float]) -> float:
     return e1 * e2 * (1 - e3) + e1 * (1 - e2) * e3 + (1 - e1) * e2 * e3 + e1 * e2 * e3
 
 
-def population_values() -> dict[str, float]:
+def population_values(prevalence: float = PREVALENCE) -> dict[str, float]:
     """Judge-versus-gold agreement in the population, from the known rates alone."""
     m = _gold_flip_rate(REVIEWER_ERRORS)
-    se, sp, pi = JUDGE_SENSITIVITY, JUDGE_SPECIFICITY, PREVALENCE
+    se, sp, pi = JUDGE_SENSITIVITY, JUDGE_SPECIFICITY, prevalence
     # P(judge, gold) summed over the truth; u = unsupported, s = supported.
     uu = pi * se * (1 - m) + (1 - pi) * (1 - sp) * m
     us = pi * se * m + (1 - pi) * (1 - sp) * (1 - m)
@@ -88,6 +88,8 @@ def population_values() -> dict[str, float]:
     return {
         "sensitivity": sensitivity,
         "specificity": specificity,
+        "precision": uu / judge_u,
+        "accuracy": observed,
         "balanced_accuracy": (sensitivity + specificity) / 2,
         "cohen_kappa": (observed - expected) / (1 - expected),
     }
@@ -106,8 +108,9 @@ def simulate(
     claims: int,
     truth_concentration: float | None,
     judge_concentration: float | None,
+    prevalence: float = PREVALENCE,
 ) -> list[Pair]:
-    propensity = _beta(rng, PREVALENCE, truth_concentration, traces)[:, None]
+    propensity = _beta(rng, prevalence, truth_concentration, traces)[:, None]
     sensitivity = _beta(rng, JUDGE_SENSITIVITY, judge_concentration, traces)[:, None]
     specificity = _beta(rng, JUDGE_SPECIFICITY, judge_concentration, traces)[:, None]
     truth = rng.random((traces, claims)) < propensity
@@ -126,38 +129,41 @@ def _covers(stat: dict[str, Any], truth: float) -> bool:
     return stat["low"] is not None and stat["low"] <= truth <= stat["high"]
 
 
+# name -> (traces, claims per trace, truth concentration, judge concentration, prevalence)
+SHAPES = {
+    "clustered 60 x 10": (60, 10, 4, 4, PREVALENCE),
+    "small 20 x 3": (20, 3, 4, 9, PREVALENCE),
+    "rare 3%, 100 x 6": (100, 6, 4, 9, 0.03),
+    "independent 300 x 1": (300, 1, None, None, PREVALENCE),
+}
+
+
 def coverage(
-    traces: int,
-    claims: int,
-    truth_concentration: float | None,
-    judge_concentration: float | None,
-    seed: int,
+    shape: str, runs: int = RUNS, seed: int = 1
 ) -> tuple[dict[str, float], dict[str, int]]:
-    """Each statistic's coverage over RUNS simulations, and the confusion pooled over them."""
-    truth = population_values()
+    """Each statistic's coverage over `runs` simulated studies, and how often it was defined."""
+    traces, claims, truth_c, judge_c, prevalence = SHAPES[shape]
+    truth = population_values(prevalence)
     rng = np.random.default_rng(seed)
-    hits = dict.fromkeys(STATISTICS, 0)
-    pooled = dict.fromkeys(("tp", "fp", "tn", "fn"), 0)
-    for run in range(RUNS):
-        pairs = simulate(rng, traces, claims, truth_concentration, judge_concentration)
-        stats = calibration_stats(pairs, seed=run, repetitions=BOOTSTRAP_REPETITIONS)
+    hits, defined = dict.fromkeys(STATISTICS, 0), dict.fromkeys(STATISTICS, 0)
+    for run in range(runs):
+        pairs = simulate(rng, traces, claims, truth_c, judge_c, prevalence)
+        found = calibration_stats(pairs, seed=run, repetitions=BOOTSTRAP_REPETITIONS)
         for name in STATISTICS:
-            hits[name] += _covers(stats[name], truth[name])
-        for cell in pooled:
-            pooled[cell] += stats["confusion"][cell]
-    return {name: hits[name] / RUNS for name in STATISTICS}, pooled
+            if found[name]["low"] is not None:
+                defined[name] += 1
+                hits[name] += _covers(found[name], truth[name])
+    return {n: hits[n] / max(defined[n], 1) for n in STATISTICS}, defined
 
 
-def _assert_pooled_matches_population(pooled: dict[str, int]) -> None:
-    """600,000 simulated claims agree with the analytic values: the estimand is right."""
-    tp, fp, tn, fn = pooled["tp"], pooled["fp"], pooled["tn"], pooled["fn"]
-    n = tp + fp + tn + fn
-    observed = (tp + tn) / n
-    expected = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / n**2
-    truth = population_values()
-    assert tp / (tp + fn) == pytest.approx(truth["sensitivity"], abs=0.005)
-    assert tn / (tn + fp) == pytest.approx(truth["specificity"], abs=0.003)
-    assert (observed - expected) / (1 - expected) == pytest.approx(truth["cohen_kappa"], abs=0.005)
+def coverage_table() -> dict[str, tuple[dict[str, float], dict[str, int]]]:
+    table = {shape: coverage(shape) for shape in SHAPES}
+    print(f"\ncoverage of the 95% intervals, {RUNS} studies per shape")
+    print(f"{'shape':<22}" + "".join(f"{n:>19}" for n in STATISTICS))
+    for shape, (covered, defined) in table.items():
+        cells = "".join(f"{covered[n]:>12.3f} ({defined[n]:>4})" for n in STATISTICS)
+        print(f"{shape:<22}{cells}")
+    return table
 
 
 def test_population_values_follow_from_the_known_rates():
@@ -175,64 +181,132 @@ def test_population_values_follow_from_the_known_rates():
     assert values["cohen_kappa"] == pytest.approx(0.75048, abs=1e-5)
 
 
-def test_intervals_cover_with_claims_clustered_by_trace():
-    """150 traces x 4 claims, truth correlated 0.2 within a trace, judge errors 0.1.
+@pytest.mark.parametrize("prevalence", [PREVALENCE, 0.03])
+def test_pooled_simulated_claims_match_the_population_values(prevalence):
+    """Over many simulated claims the pooled confusion gives the analytic values: the estimand."""
+    rng = np.random.default_rng(5)
+    pairs = [p for _ in range(40) for p in simulate(rng, 300, 6, 4, 9, prevalence)]
+    counts = confusion(pairs)
+    tp, fp, tn, fn = counts["tp"], counts["fp"], counts["tn"], counts["fn"]
+    truth = population_values(prevalence)
+    assert tp / (tp + fn) == pytest.approx(truth["sensitivity"], abs=0.02)
+    assert tn / (tn + fp) == pytest.approx(truth["specificity"], abs=0.003)
+    assert tp / (tp + fp) == pytest.approx(truth["precision"], abs=0.02)
+    assert (tp + tn) / len(pairs) == pytest.approx(truth["accuracy"], abs=0.003)
 
-    This is the clustering taken as realistic: hallucination-heavy traces (truth
-    concentration 4, intra-trace correlation 1/5) and a judge that is somewhat worse on
-    some traces than others (concentration 9, correlation 1/10). Measured here: Wilson
-    sensitivity ~0.937, specificity ~0.925 (the independence assumption costs about two
-    points at this level, see the module docstring); bootstrap balanced accuracy and kappa
-    ~0.94. Tolerance [0.90, 0.99]: 0.90 sits more than 3 Monte Carlo standard errors
-    (0.0083 at 0.925) below the lowest measured coverage, and 0.99 would catch intervals
-    made needlessly wide.
+
+def test_every_interval_covers_within_its_monte_carlo_error():
+    """Every statistic, every shape: coverage within 3 Monte Carlo standard errors below 0.95.
+
+    With RUNS = 1000 studies a shape, the Monte Carlo standard error of a coverage of 0.95 is
+    sqrt(0.95 * 0.05 / 1000) = 0.0069, so the lower tolerance is 0.95 - 3 x 0.0069 = 0.929.
+    Above, up to 0.99 is accepted: proportions take the wider of the trace bootstrap and
+    Wilson (a bootstrap collapses when a proportion is 0 or 1), which over-covers a little
+    with few units. Measured: 0.934-0.979. The printed table is the evidence.
     """
-    covered, pooled = coverage(150, 4, truth_concentration=4, judge_concentration=9, seed=2024)
-    _assert_pooled_matches_population(pooled)
-    for name in STATISTICS:
-        assert 0.90 <= covered[name] <= 0.99, (name, covered)
+    table = coverage_table()
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / RUNS)
+    for shape, (covered, defined) in table.items():
+        for name in STATISTICS:
+            assert defined[name] >= 0.9 * RUNS, (shape, name, defined)
+            assert lowest <= covered[name] <= 0.99, (shape, name, covered)
 
 
-def test_wilson_covers_nominally_with_independent_claims():
-    """With no clustering at all (every claim independent) Wilson is at its nominal 95%.
+# --- Agreement between reviewers --------------------------------------------------------------
 
-    Tolerance [0.93, 0.97] for sensitivity and specificity: about +-3 Monte Carlo standard
-    errors (0.0069) around 0.95. The bootstrap statistics get the looser [0.90, 0.99]:
-    a percentile bootstrap over 150 groups runs a little short (~0.94).
+REVIEWER_RATES = (0.03, 0.08, 0.15)  # each reviewer's base chance of flipping the truth
+AGREEMENT_RUNS = 600
+
+
+def simulate_reviewers(
+    rng: np.random.Generator, traces: int, claims: int, missing: float = 0.2
+) -> tuple[list[list[Any]], list[int]]:
+    """Three reviewers on claims clustered in traces: truth clustered (Beta, concentration 4),
+    and each trace's difficulty scales every reviewer's error rate (0 to 2x), so reviewers'
+    errors cluster too; each rating is missing with probability `missing`."""
+    propensity = rng.beta(0.2 * 4, 0.8 * 4, traces)[:, None]
+    truth = rng.random((traces, claims)) < propensity
+    difficulty = 2 * rng.beta(2, 2, traces)[:, None]
+    columns = []
+    for rate in REVIEWER_RATES:
+        flipped = rng.random((traces, claims)) < np.clip(rate * difficulty, 0, 1)
+        labels = np.where(truth ^ flipped, "unsupported", "supported").astype(object)
+        labels[rng.random((traces, claims)) < missing] = None
+        columns.append(labels.reshape(-1))
+    table = np.array(columns).T.tolist()
+    return table, [t for t in range(traces) for _ in range(claims)]
+
+
+def test_agreement_intervals_cover_with_claims_clustered_by_trace():
+    """Every many-rater statistic, two shapes (60 x 10, 20 x 3), AGREEMENT_RUNS studies each.
+
+    The population value of each statistic is its value on one simulated table of 400,000
+    claims (40,000 traces): every statistic is a smooth function of per-unit means, so that
+    is the limit the estimates converge to, within 0.002. Tolerance 0.95 - 3 Monte Carlo
+    standard errors = 0.923 (sqrt(0.95 * 0.05 / 600) = 0.0089), at most 0.99. Measured
+    0.927-0.955: percent agreement and AC1 with 60 traces x 10 claims run a little short.
     """
-    covered, pooled = coverage(150, 4, truth_concentration=None, judge_concentration=None, seed=7)
-    _assert_pooled_matches_population(pooled)
-    for name in ("sensitivity", "specificity"):
-        assert 0.93 <= covered[name] <= 0.97, (name, covered)
-    for name in ("balanced_accuracy", "cohen_kappa"):
-        assert 0.90 <= covered[name] <= 0.99, (name, covered)
+    from annotate.agreement import resample_weights
+    from annotate.reliability import NOMINAL_STATS, group_statistics
+
+    rng = np.random.default_rng(0)
+    names = list(NOMINAL_STATS)
+    big, _ = simulate_reviewers(rng, 40_000, 10)
+    truth = {n: NOMINAL_STATS[n](big).point().value for n in names}
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / AGREEMENT_RUNS)
+    print(f"\ncoverage of the agreement intervals, {AGREEMENT_RUNS} studies per shape")
+    print(f"{'shape':<12}" + "".join(f"{n:>20}" for n in names))
+    for traces, claims in ((60, 10), (20, 3)):
+        hits = dict.fromkeys(names, 0)
+        for run in range(AGREEMENT_RUNS):
+            table, groups = simulate_reviewers(rng, traces, claims)
+            weights = resample_weights(groups, BOOTSTRAP_REPETITIONS, run)
+            found = group_statistics(table, weights, run, names)
+            for n in names:
+                hits[n] += _covers(found[n], truth[n])
+        covered = {n: hits[n] / AGREEMENT_RUNS for n in names}
+        print(f"{traces} x {claims:<7}" + "".join(f"{covered[n]:>20.3f}" for n in names))
+        for n in names:
+            assert lowest <= covered[n] <= 0.99, (traces, claims, n, covered)
 
 
-def test_readiness_bounds_hold_when_judge_errors_cluster():
-    """60 traces x 10 claims, judge errors correlated 0.2 within a trace.
+# --- The judge's abstentions ------------------------------------------------------------------
 
-    Wilson assumes independent claims and is too narrow here (measured ~0.84 sensitivity,
-    ~0.80 specificity against a nominal 0.95), so each rate also carries a bootstrap over
-    traces, and readiness uses the lower of the two lower bounds. Checked: the trace
-    bootstrap covers within [0.90, 0.99], Wilson does not reach 0.90 (the reason the
-    bootstrap is there), and the readiness bound sits at or below the truth in at least
-    94% of runs (one-sided nominal 97.5%; the percentile bootstrap over 60 traces runs a
-    little short, measured ~0.96). 400 runs, fixed seeds: Monte Carlo SE ~0.01.
-    """
-    rng = np.random.default_rng(11)
-    truth = population_values()
-    runs = 400
-    wilson = dict.fromkeys(("sensitivity", "specificity"), 0)
-    traced, below = dict(wilson), dict(wilson)
-    for run in range(runs):
-        pairs = simulate(rng, 60, 10, 4, 4)
-        stats = calibration_stats(pairs, seed=run, repetitions=BOOTSTRAP_REPETITIONS)
-        for name in wilson:
-            stat = stats[name]
-            wilson[name] += _covers(stat, truth[name])
-            traced[name] += _covers(stat["trace_bootstrap"], truth[name])
-            below[name] += min(stat["low"], stat["trace_bootstrap"]["low"]) <= truth[name]
-    for name in wilson:
-        assert 0.90 <= traced[name] / runs <= 0.99, (name, traced)
-        assert wilson[name] / runs < 0.90, (name, wilson)
-        assert below[name] / runs >= 0.94, (name, below)
+
+def simulate_abstentions(
+    rng: np.random.Generator, traces: int, claims: int, share: float
+) -> tuple[dict[Any, dict[str, str]], dict[Any, str]]:
+    """A judge abstaining with a per-trace probability ~ Beta(mean `share`, concentration 4)."""
+    propensity = rng.beta(share * 4, (1 - share) * 4, traces)
+    judged, gold = {}, {}
+    for t in range(traces):
+        for c in range(claims):
+            abstained = rng.random() < propensity[t]
+            judged[(f"t{t}", c)] = {
+                "outcome": "abstained" if abstained else "supported",
+                "label": "unknown" if abstained else "supported",
+            }
+            gold[(f"t{t}", c)] = "supported"
+    return judged, gold
+
+
+def test_the_abstention_share_interval_covers():
+    """The coverage report's interval, 600 studies a shape; tolerance as above (0.923-0.99).
+
+    Measured 0.927-0.988: 60 traces x 10 claims with abstentions correlated 0.2 in a trace
+    runs a little short."""
+    from annotate.judge_stats import coverage as judge_coverage
+
+    rng = np.random.default_rng(3)
+    runs = 600
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+    print(f"\ncoverage of the abstention share interval, {runs} studies per shape")
+    for traces, claims in ((60, 10), (20, 3), (100, 6)):
+        for share in (0.1, 0.03):
+            hits = 0
+            for run in range(runs):
+                judged, gold = simulate_abstentions(rng, traces, claims, share)
+                found = judge_coverage(judged, gold, run, BOOTSTRAP_REPETITIONS)["abstained_share"]
+                hits += _covers(found, share)
+            print(f"{traces} x {claims}, abstaining {share:.0%}: {hits / runs:.3f}")
+            assert lowest <= hits / runs <= 0.99, (traces, claims, share, hits / runs)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from conftest import run_app
 
+from annotate.activity import activity
+from annotate.calibration import load_thresholds, save_thresholds
 from annotate.cli import main
+from annotate.reliability import NOMINAL_STATS, STATISTICS
+from annotate.store import open_store
 from annotate.users import User
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
@@ -44,13 +50,17 @@ def test_agreement_page_shows_statistics_flags_and_the_time_chart(store_copy):
     captions = [c.value for c in app.caption]
     assert any("claims labelled by two or more reviewers" in c for c in captions)
     table = table_with(app, "statistic", "gwet_ac1")
-    assert list(table["statistic"]) == [
-        "percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1",
-    ]  # fmt: skip
-    assert table["value"].notna().all() and (table["low"] <= table["value"]).all()
-    assert len(table_with(app, "statistic", "sim-ana / sim-ben")) == 3  # three simulated reviewers
-    assert any(w.value.startswith("sim-cho: labels much faster") for w in app.warning)
-    assert not any(w.value.startswith("sim-ana") for w in app.warning)
+    assert list(table["statistic"]) == list(STATISTICS)
+    nominal = table[table["statistic"].isin(NOMINAL_STATS)]
+    assert nominal["value"].notna().all() and (nominal["low"] <= nominal["value"]).all()
+    scores = table[~table["statistic"].isin(NOMINAL_STATS)]
+    assert scores["value"].isna().all()  # undefined on labels, and says why
+    assert scores["note"].str.contains("needs numeric ratings").all()
+    pairs = table_with(app, "pair", "sim-ana / sim-ben")
+    assert len(pairs[pairs["statistic"] == "cohen_kappa"]) == 3  # three simulated reviewers
+    warnings = [unescaped(w.value) for w in app.warning]
+    assert any(w.startswith("sim-cho: labels much faster") for w in warnings)
+    assert not any(w.startswith("sim-ana") for w in warnings)
     assert app.get("vega_lite_chart"), "agreement over time is drawn"
     app.selectbox(key="agreement_level").set_value("response").run()
     assert not app.exception, app.exception
@@ -76,8 +86,76 @@ def test_an_auditor_reads_both_pages_but_cannot_save_thresholds(store_copy):
     app = run_app(AUDITOR, "pages/calibration.py")
     assert "Calibration of the judge" in [t.value for t in app.title]
     assert not [b for b in app.button if b.key == "calibration_save_thresholds"]
+    assert not [b for b in app.button if b.key == "calibration_map_save"]
+    assert not [n for n in app.number_input if n.key.startswith("calibration_min_")]
     app.switch_page("pages/agreement.py").run()
     assert not app.exception, app.exception
+
+
+def stored_settings(path: Path) -> tuple[list, list]:
+    """Every setting and every judge label mapping in the store file, to compare."""
+    store = open_store(path)
+    try:
+        return (
+            store.fetchall("SELECT key, value FROM settings ORDER BY key"),
+            store.fetchall("SELECT * FROM judge_label_map ORDER BY id"),
+        )
+    finally:
+        store.close()
+
+
+def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the_saved_ones(
+    store_copy,
+):
+    # Issue 10, "Read-only means read-only": a lead saved strict thresholds.
+    store = open_store(store_copy)
+    save_thresholds(store, {"cohen_kappa": 0.9, "sensitivity": 0.95, "specificity": 0.9})
+    saved = load_thresholds(store)
+    store.close()
+    before = stored_settings(store_copy)
+    app = run_app(AUDITOR, "pages/calibration.py")
+    app.selectbox(key="calibration_sample").set_value("demo").run()
+    app.multiselect(key="calibration_by").set_value(["feature", "model"]).run()
+    app.selectbox(key="calibration_level").set_value("response").run()
+    app.selectbox(key="calibration_level").set_value("claim").run()
+    for box in [b for b in app.selectbox if b.key == "calibration_open"]:
+        box.set_value(1).run()
+    for check in app.checkbox:
+        check.set_value(not check.value).run()
+    assert not app.exception, app.exception
+    assert any(e.value.startswith("Overall: not ready") for e in app.error)
+    app.button(key="calibration_prepare").click().run()
+    assert not app.exception, app.exception
+    assert stored_settings(store_copy) == before  # nothing the auditor did was stored
+    _, files = app.session_state["calibration_report"]
+    report = json.loads(files["report.json"])
+    assert report["calibration"]["thresholds"] == saved
+    checks = {c["statistic"]: c["threshold"] for c in report["calibration"]["readiness"]["checks"]}
+    assert checks == saved
+    assert "Overall: ready" not in files["report.md"]
+    assert report["prepared_by"] == "audrey"
+    store = open_store(store_copy)
+    acts = activity(store, kind="report")
+    store.close()
+    assert (acts[-1]["actor"], acts[-1]["origin"]) == ("audrey", "app")  # an act, not a setting
+
+
+def test_a_leads_unsaved_edit_changes_no_verdict_until_saved(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
+    app.number_input(key="calibration_min_sensitivity").set_value(-1.0).run()
+    assert any(e.value.startswith("Overall: not ready") for e in app.error)  # not saved yet
+
+
+def test_a_lead_maps_a_judge_label_on_the_page(store_copy):
+    app = run_app(LEAD, "pages/calibration.py")
+    app.selectbox(key="calibration_map_label").set_value("unsupported")
+    app.selectbox(key="calibration_map_outcome").set_value("unsupported")
+    app.button(key="calibration_map_save").click().run()
+    assert not app.exception, app.exception
+    mapping = table_with(app, "label", "unsupported")
+    row = mapping[mapping["label"] == "unsupported"].iloc[0]
+    assert row["source"].startswith("set by lena")
 
 
 def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
@@ -87,3 +165,40 @@ def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
     app.button(key="calibration_save_thresholds").click().run()
     assert not app.exception, app.exception
     assert any(s.value.startswith("Overall: ready") for s in app.success)
+    store = open_store(store_copy)
+    acts = activity(store, kind="setting")
+    store.close()
+    assert (acts[-1]["actor"], acts[-1]["subject"]) == ("lena", "readiness")
+
+
+def unescaped(markdown: str) -> str:
+    """The text a reader sees of ui.md's escaped Markdown."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_an_unmapped_judge_label_stops_the_page_until_a_lead_maps_it(store_copy, tmp_path):
+    from annotate.ingest.importer import import_traces
+
+    row = {
+        "trace_id": "unmapped-1",
+        "context": ["The refund takes 5 days."],
+        "response": "The refund takes 5 days.",
+        "judge": [{"judge": "prod-judge-v3", "level": "response", "label": "true"}],
+    }
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    store = open_store(store_copy)
+    import_traces(store, path)
+    store.close()
+    auditor = run_app(AUDITOR, "pages/calibration.py")
+    assert any("'true' (1 verdicts)" in unescaped(e.value) for e in auditor.error)
+    assert not [b for b in auditor.button if b.key == "calibration_map_save"]
+    lead = run_app(LEAD, "pages/calibration.py")
+    assert any(
+        "annotate judge-labels --judge prod-judge-v3" in unescaped(e.value) for e in lead.error
+    )
+    lead.selectbox(key="calibration_map_label").set_value("true")
+    lead.selectbox(key="calibration_map_outcome").set_value("supported")
+    lead.button(key="calibration_map_save").click().run()
+    assert not lead.exception, lead.exception
+    assert any(e.value.startswith("Overall: not ready") for e in lead.error)

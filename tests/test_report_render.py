@@ -151,7 +151,7 @@ def test_statistics_and_missing_values_are_formatted() -> None:
     cells = Tags(render_html("Report", report_blocks())).cells
     assert cells == [
         *("alpha", "0.812 [0.750, 0.861]", "40"),
-        *("beta", "one category only", "1"),
+        *("beta", "undefined: one category only", "1"),
         *("gamma", "0.500", "—"),
     ]
     assert "<caption>Accuracy with 95% intervals</caption>" in render_html("R", report_blocks())
@@ -235,3 +235,13 @@ def test_blocks_refuse_what_they_cannot_render() -> None:
         Paragraph("x", tone="<b>")
     with pytest.raises(ValueError, match="row 1"):
         Table(["a", "b"], [["only one"]])
+
+
+def test_a_statistic_note_says_undefined_and_why_or_names_its_method() -> None:
+    from annotate.report_render import stat_note
+
+    assert stat_note({"value": None, "reason": "no unsupported claims in gold"}) == (
+        "undefined: no unsupported claims in gold"
+    )
+    assert stat_note({"value": 0.5, "reason": "one group per stratum"}).startswith("no interval")
+    assert stat_note({"value": 0.5, "low": 0.4, "high": 0.6, "method": "Wilson"}) == "Wilson"

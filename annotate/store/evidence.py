@@ -78,3 +78,14 @@ def label_times(store: Store, sample: str | None) -> list[tuple[str, Any]]:
         f"SELECT e.reviewer, e.created_at FROM label_events e{join} ORDER BY e.reviewer, e.created_at",
         params,
     )
+
+
+def strata(store: Store, sample: str | None) -> dict[str, Any]:
+    """trace -> its stratum in `sample` (the bootstrap resamples traces within strata)."""
+    if sample is None:
+        return {}
+    rows = store.fetchall(
+        "SELECT trace_id, first(stratum_key) FROM sample_units WHERE sample = ? GROUP BY trace_id",
+        [sample],
+    )
+    return dict(rows)

@@ -287,10 +287,23 @@ ALTER TABLE label_events ADD COLUMN based_on BIGINT;       -- the latest event w
 ALTER TABLE label_events ADD COLUMN claim_version VARCHAR; -- hash of the claim text that was shown
 """
 
+_JUDGE_LABEL_MAP = """
+CREATE SEQUENCE judge_label_map_ids START 1;
+CREATE TABLE judge_label_map (     -- append-only: the current mapping is the latest row
+    id BIGINT PRIMARY KEY DEFAULT nextval('judge_label_map_ids'),
+    judge VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    outcome VARCHAR NOT NULL CHECK (outcome IN ('supported', 'unsupported', 'abstained')),
+    set_by VARCHAR NOT NULL,
+    set_at TIMESTAMP NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
     ("0003_samples", _SAMPLES),
     ("0004_labelling", _LABELLING),
     ("0005_trust", _TRUST),
+    ("0006_judge_label_map", _JUDGE_LABEL_MAP),
 ]

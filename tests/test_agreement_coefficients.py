@@ -1,0 +1,191 @@
+"""The coefficients added for issue 12 against published values and independent packages.
+
+Published values: irrCAC (afergadis/irrCAC, Python port of Gwet's R package) prints them in
+test/unit/irrCAC/raw/test_{fleiss,conger,bp,gwet}.py to three decimals for its raw data sets
+(Gwet 2014, Handbook of Inter-Rater Reliability, 4th ed.); Krippendorff (2011), "Computing
+Krippendorff's Alpha-Reliability", section C: nominal .743, ordinal .815, interval .849.
+Independent packages: scikit-learn (weighted Cohen's kappa), statsmodels (Fleiss' kappa on
+two complete raters is Scott's pi), krippendorff (ordinal and interval alpha).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_agreement_references import (
+    RAW_4RATERS,
+    RAW_5OBSERVERS,
+    RAW_BEN_GERRY,
+    RAW_G1G2,
+    RAW_GENDER,
+    statsmodels_fleiss,
+)
+
+from annotate.agreement import (
+    brennan_prediger,
+    cohen_kappa,
+    conger_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    gwet_ac2,
+    interval,
+    krippendorff_alpha,
+    krippendorff_measure,
+    pair_measure,
+    scott_pi,
+)
+from annotate.errors import UsageError
+from annotate.ratings import weight_matrix
+
+FAST = settings(max_examples=60, deadline=None)
+
+# (data set, Fleiss, Conger, Brennan-Prediger, Gwet AC1) as irrCAC's tests print them.
+IRRCAC_UNWEIGHTED = [
+    ("raw_4raters", RAW_4RATERS, 0.761, 0.763, 0.773, 0.775),
+    ("raw_5observers", RAW_5OBSERVERS, 0.458, 0.469, 0.487, 0.497),
+    ("raw_g1g2", RAW_G1G2, 0.657, 0.659, 0.679, 0.685),
+    ("raw_gender", RAW_GENDER, 0.129, 0.166, 0.183, 0.208),
+    ("raw_ben_gerry", RAW_BEN_GERRY, 0.649, 0.657, 0.659, 0.661),
+]
+
+
+@pytest.mark.parametrize(("name", "table", "fleiss", "conger", "bp", "ac1"), IRRCAC_UNWEIGHTED)
+def test_unweighted_coefficients_match_irrcac_with_missing_ratings(
+    name, table, fleiss, conger, bp, ac1
+):
+    assert round(fleiss_kappa(table).value, 3) == fleiss, name
+    assert round(conger_kappa(table).value, 3) == conger, name
+    assert round(brennan_prediger(table).value, 3) == bp, name
+    assert round(gwet_ac1(table).value, 3) == ac1, name
+
+
+@pytest.mark.parametrize(
+    ("weights", "fleiss", "conger", "bp", "ac2"),
+    [("linear", 0.818, 0.814, 0.848, 0.859), ("quadratic", 0.865, 0.858, 0.902, 0.914)],
+)
+def test_weighted_coefficients_match_irrcac_on_raw_4raters(weights, fleiss, conger, bp, ac2):
+    assert round(fleiss_kappa(RAW_4RATERS, weights).value, 3) == fleiss
+    assert round(conger_kappa(RAW_4RATERS, weights).value, 3) == conger
+    assert round(brennan_prediger(RAW_4RATERS, weights).value, 3) == bp
+    assert round(gwet_ac2(RAW_4RATERS, weights).value, 3) == ac2
+
+
+def test_krippendorff_levels_match_the_2011_section_c_example():
+    # raw_4raters is Krippendorff's section C table (one single rating moved; it pairs nothing).
+    assert round(krippendorff_alpha(RAW_4RATERS, "nominal").value, 3) == 0.743
+    assert round(krippendorff_alpha(RAW_4RATERS, "ordinal").value, 3) == 0.815
+    assert round(krippendorff_alpha(RAW_4RATERS, "interval").value, 3) == 0.849
+
+
+def test_ordinal_and_interval_alpha_need_numeric_ratings():
+    stat = krippendorff_alpha([["a", "b"], ["a", "a"]], "ordinal")
+    assert stat.value is None and "needs numeric ratings" in stat.reason
+
+
+def score_tables(max_raters: int = 4):
+    """Random 1-5 score tables with missing ratings (None), at least two raters."""
+    cell = st.sampled_from([1, 2, 3, 4, 5, None])
+    return st.integers(2, max_raters).flatmap(
+        lambda r: st.lists(st.lists(cell, min_size=r, max_size=r), min_size=2, max_size=25)
+    )
+
+
+@given(score_tables(), st.sampled_from(["ordinal", "interval", "nominal"]))
+@FAST
+def test_alpha_as_unit_sums_equals_the_krippendorff_package(table, level):
+    package, ours = krippendorff_alpha(table, level), krippendorff_measure(table, level).point()
+    if package.value is None or ours.value is None:
+        assert package.value is None and ours.value is None and package.reason
+    else:
+        assert ours.value == pytest.approx(package.value, abs=1e-6)
+
+
+def pairs_strategy():
+    labels = st.sampled_from([1, 2, 3, 4])
+    return st.lists(st.tuples(labels, labels), min_size=3, max_size=40)
+
+
+@given(pairs_strategy(), st.sampled_from(["linear", "quadratic"]))
+@FAST
+def test_weighted_cohen_kappa_equals_scikit_learn(pairs, weights):
+    from sklearn.metrics import cohen_kappa_score
+
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    used = sorted(set(a) | set(b))
+    ours = cohen_kappa(a, b, weights)
+    if len(used) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
+        assert ours.value is None and "one category" in ours.reason  # sklearn: nan or 0
+        return
+    if used != list(range(used[0], used[-1] + 1)):
+        return  # scikit-learn weighs label positions, irrCAC and we weigh values: same if dense
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reference = cohen_kappa_score(a, b, weights=weights)
+    if np.isnan(reference):
+        assert ours.value is None
+    else:
+        assert ours.value == pytest.approx(reference, abs=1e-9)
+
+
+@given(pairs_strategy())
+@FAST
+def test_scott_pi_is_fleiss_kappa_of_two_complete_raters_by_statsmodels(pairs):
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    ours = scott_pi(a, b)
+    if len(set(a) | set(b)) < 2:
+        assert ours.value is None
+        return
+    reference = statsmodels_fleiss([[x, y] for x, y in pairs])
+    if np.isnan(reference):
+        assert ours.value is None
+    else:
+        assert ours.value == pytest.approx(reference, abs=1e-9)
+
+
+@given(pairs_strategy())
+@FAST
+def test_conger_kappa_of_two_complete_raters_is_cohens_kappa_by_scikit_learn(pairs):
+    from sklearn.metrics import cohen_kappa_score
+
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    ours = conger_kappa([[x, y] for x, y in pairs])
+    if len(set(a) | set(b)) < 2:
+        assert ours.value is None
+        return
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reference = cohen_kappa_score(a, b)
+    if np.isnan(reference):
+        assert ours.value is None
+    else:
+        assert ours.value == pytest.approx(reference, abs=1e-9)
+
+
+def test_weighted_pair_interval_is_a_bca_bootstrap_that_holds_the_point():
+    a = [1, 2, 3, 4, 5, 3, 2, 4, 5, 1] * 3
+    b = [1, 2, 4, 4, 5, 2, 2, 5, 4, 1] * 3
+    stat = interval(pair_measure(a, b, weights="quadratic"), list(range(30)), 500, seed=1)
+    assert stat.low <= stat.value <= stat.high
+    assert stat.method.startswith("BCa bootstrap over 30 groups")
+
+
+def test_unknown_weights_are_a_usage_error():
+    with pytest.raises(UsageError, match="weights must be one of identity, linear, quadratic"):
+        weight_matrix([1, 2], "cubic")
+
+
+def test_scores_written_as_text_are_ordinal_in_the_agreement_document():
+    # A rubric whose labels are the scores "1".."5" gets the ordinal and weighted statistics.
+    from annotate.agreement import resample_weights
+    from annotate.reliability import SCORE_STATS, group_statistics
+
+    text = [[None if v is None else str(v) for v in row] for row in RAW_4RATERS]
+    weights = resample_weights(list(range(len(text))), 200, 0)
+    found = group_statistics(text, weights, 0, list(SCORE_STATS))
+    assert round(found["krippendorff_alpha_ordinal"]["value"], 3) == 0.815  # Krippendorff 2011
+    assert round(found["krippendorff_alpha_interval"]["value"], 3) == 0.849
+    assert round(found["gwet_ac2_quadratic"]["value"], 3) == 0.914  # irrCAC test_gwet.py
+    assert round(found["gwet_ac2_linear"]["value"], 3) == 0.859
+    labels = [[None if v is None else f"label-{v}" for v in row] for row in RAW_4RATERS]
+    nominal = group_statistics(labels, weights, 0, list(SCORE_STATS))
+    assert all(v["value"] is None and "needs numeric" in v["reason"] for v in nominal.values())
