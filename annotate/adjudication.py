@@ -6,7 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 from annotate.errors import AnnotateError
-from annotate.gold import EXCLUDED, claim_gold, judge_outcome, load_evidence
+from annotate.gold import EXCLUDED, claim_gold, load_evidence
+from annotate.judge_labels import mapping_rows
 from annotate.store import Store, evidence
 from annotate.store import assignments as sql
 from annotate.store.labels import active_rubric
@@ -82,12 +83,15 @@ def judge_disagreements(store: Store, sample: str) -> list[dict[str, Any]]:
     """Claims whose gold and the judges' claim-level verdicts differ, in binary terms."""
     evidence = load_evidence(store, sample)
     gold = claim_gold(evidence)
+    # The stored mapping; abstentions and labels no lead has mapped are not disagreements.
+    outcomes = {(r["judge"], r["label"]): r["outcome"] for r in mapping_rows(store)}
     found = []
     for verdict in sql.sample_claim_verdicts(store, sample):
         claim = gold.get((verdict["trace_id"], verdict["claim_index"]))
         if claim is None or claim.binary in (None, EXCLUDED):
             continue
-        if judge_outcome(verdict["label"], evidence.binary) != claim.binary:
+        outcome = outcomes.get((verdict["judge"], verdict["label"]))
+        if outcome in ("supported", "unsupported") and outcome != claim.binary:
             found.append(
                 {**verdict, "gold": claim.full or claim.binary, "gold_binary": claim.binary}
             )

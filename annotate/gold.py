@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotate.judge_labels import default_outcome, label_map
+from annotate.judge_labels import label_map
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
@@ -171,14 +171,6 @@ def reviewer_labels(evidence: Evidence, level: str, scale: str) -> dict[str, dic
         r: {u: v for u, v in labels.items() if u not in dropped}
         for r, labels in by_reviewer.items()
     }
-
-
-def judge_outcome(label: str, binary: Mapping[str, str]) -> str:
-    """A judge label by the defaults alone (no store): rubric labels map through the rubric.
-
-    Kept for callers without a store; calibration uses the stored mapping (`judge_labels`).
-    """
-    return default_outcome(label, binary) or "unmapped"
 
 
 def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> dict[Any, Any]:

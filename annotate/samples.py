@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from annotate.activity import Actor, as_actor, record_act
+from annotate.judge_labels import mapping_rows
 from annotate.sampling import (
     ALLOCATIONS,
     HASH_RULE,
@@ -65,12 +66,21 @@ def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> 
     return Plan(spec, frame_size, excluded, strata, snapshot)
 
 
+def judge_outcomes(store: Store) -> list[tuple[str, str, str]]:
+    """(judge, label, outcome) for every mapped label any judge used (the stored mapping)."""
+    return [
+        (row["judge"], row["label"], row["outcome"])
+        for row in mapping_rows(store)
+        if row["outcome"] is not None
+    ]
+
+
 def frame_strata(
     store: Store, spec: SampleSpec, snapshot: int
 ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
     """The frame's strata (values, N_h, judge rate), its size, and what was excluded and why."""
     _check_spec(store, spec)
-    counts = sql.strata_counts(store, spec.filters, spec.by, snapshot)
+    counts = sql.strata_counts(store, spec.filters, spec.by, snapshot, judge_outcomes(store))
     total, judgeable = sql.trace_totals(store, snapshot)
     frame_size = sum(population for _, population, _ in counts)
     if frame_size == 0:

@@ -22,7 +22,6 @@ DEFAULT_BY = ("feature", "risk_category")
 HASH_RULE = "sha256(seed || ':' || trace_id), hex, ascending; ties by trace_id"
 NO_VALUE = "(none)"
 # Judge labels that mean "nothing wrong"; any other verdict label counts as flagged.
-JUDGE_OK_LABELS = ("supported", "not_a_claim", "pass", "faithful", "correct")
 
 
 class SampleError(UsageError):

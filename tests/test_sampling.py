@@ -405,7 +405,12 @@ def test_a_top_up_draws_from_the_frame_as_drawn_not_from_later_imports(tmp_path)
         frame = {row[0] for row in store.fetchall("SELECT trace_id FROM traces")}
         later = tmp_path / "later.jsonl"
         rows = [
-            {"trace_id": f"late-{i:04d}", "feature": "billing_qa", "response": "r", "context": ["d"]}
+            {
+                "trace_id": f"late-{i:04d}",
+                "feature": "billing_qa",
+                "response": "r",
+                "context": ["d"],
+            }
             for i in range(400)
         ]
         later.write_text("".join(json.dumps(row) + "\n" for row in rows))
@@ -438,3 +443,23 @@ def test_explicit_sizes_draw_exactly_the_sizes_asked_for(cli, tmp_path):
     assert features == [("billing_qa", 7), ("medical_info", 3)]
     bad = cli("sample", "--name", "x", "--allocation", "explicit", "--by", "feature")
     assert bad.code == 2 and "--allocation explicit needs --sizes" in bad.err
+
+
+def test_an_abstaining_judge_does_not_make_a_stratum_look_risky(tmp_path):
+    """Neyman's judge rate uses the stored label mapping: `unknown` is no verdict, not a flag."""
+    store = open_store(tmp_path / "abstain.duckdb")
+    try:
+        rows = [
+            {"trace_id": f"u-{i}", "feature": "a" if i < 10 else "b", "response": "r",
+             "context": ["c"], "judge": [{"judge": "j", "level": "response",
+             "label": "unknown" if i < 10 else ("unsupported" if i % 2 else "supported")}]}
+            for i in range(20)
+        ]  # fmt: skip
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        import_traces(store, path)
+        plan = plan_sample(store, SampleSpec(name="n", n=6, by=("feature",), allocation="neyman"))
+        rates = {s.values: s.judge_rate for s in plan.strata}
+        assert rates == {("a",): None, ("b",): 0.5}
+    finally:
+        store.close()

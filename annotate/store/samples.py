@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotate.sampling import JUDGE_OK_LABELS, STRATUM_COLUMNS, Filters
+from annotate.sampling import STRATUM_COLUMNS, Filters
 from annotate.store import Store
 
 StratumKey = tuple[str | None, ...]
@@ -74,19 +74,38 @@ def frame_cte(
 
 
 def strata_counts(
-    store: Store, filters: Filters, by: Sequence[str], max_import_id: int | None
+    store: Store,
+    filters: Filters,
+    by: Sequence[str],
+    max_import_id: int | None,
+    outcomes: Sequence[tuple[str, str, str]] = (),
 ) -> list[tuple[StratumKey, int, float | None]]:
-    """(stratum values, N_h, the judge's flagged share or None) per stratum, in key order."""
+    """(stratum values, N_h, the judge's flagged share or None) per stratum, in key order.
+
+    `outcomes` maps (judge, label) to supported / unsupported / abstained; a trace is
+    flagged when any mapped verdict is unsupported; abstained and unmapped labels count
+    as no verdict."""
     cte, params = frame_cte(filters, by, max_import_id)
     keys = ", ".join(f"s{i}" for i in range(len(by)))
-    ok = ", ".join("?" for _ in JUDGE_OK_LABELS)
-    rows = store.fetchall(
-        f"WITH {cte}, judged AS (SELECT trace_id, bool_or(label NOT IN ({ok})) AS flagged "
-        "FROM judge_verdicts GROUP BY trace_id) "
+    mapping = pa.table(
+        {
+            "judge": [o[0] for o in outcomes],
+            "label": [o[1] for o in outcomes],
+            "outcome": [o[2] for o in outcomes],
+        },
+        schema=pa.schema(
+            [("judge", pa.string()), ("label", pa.string()), ("outcome", pa.string())]
+        ),
+    )
+    rows = store.fetch_with_batch(
+        f"WITH {cte}, judged AS (SELECT v.trace_id, bool_or(m.outcome = 'unsupported') AS flagged "
+        "FROM judge_verdicts v JOIN _batch m USING (judge, label) "
+        "WHERE m.outcome IN ('supported', 'unsupported') GROUP BY v.trace_id) "
         f"SELECT {keys}, count(*), avg(CASE WHEN j.flagged THEN 1.0 WHEN NOT j.flagged THEN 0.0 END) "
         f"FROM frame LEFT JOIN judged j USING (trace_id) GROUP BY {keys} "
         f"ORDER BY {', '.join(f's{i} NULLS LAST' for i in range(len(by)))}",
-        params + list(JUDGE_OK_LABELS),
+        mapping,
+        params,
     )
     width = len(by)
     return [(tuple(row[:width]), int(row[width]), row[width + 1]) for row in rows]

@@ -109,7 +109,7 @@ PAGES = [
     ("/label", "Label"),
     ("/adjudicate", "Adjudicate"),
     ("/agreement", None),
-    # ("/calibration", None),
+    ("/calibration", None),
     ("/activity", "Activity"),
     ("/sample", "Sample"),
     ("/assign", "Assign"),
