@@ -13,6 +13,7 @@ import re
 import streamlit as st
 
 from annotate.errors import AnnotateError
+from annotate.report_render import stat_note
 from annotate.store import Store, open_store, resolve_db_path
 
 
@@ -291,5 +292,5 @@ def stat_row(name: str, stat: dict) -> dict:
         "low": stat.get("low"),
         "high": stat.get("high"),
         "units": stat.get("units"),
-        "note": stat.get("reason") or stat.get("method") or "",
+        "note": stat_note(stat),
     }

@@ -6,16 +6,10 @@ import streamlit as st
 import ui
 from annotate import charts
 from annotate.reliability import PAIR_STATS, STATISTICS, agreement
-from annotate.report_render import stat_note
 from annotate.samples import list_samples
 
 ui.require_role("lead", "auditor")
 store = ui.store()
-
-
-def stat_row(name: str, stat: dict) -> dict:
-    """A table row that says "undefined: why" where a statistic has no value."""
-    return {**ui.stat_row(name, stat), "note": stat_note(stat)}
 
 
 st.title("Agreement between reviewers")
@@ -47,7 +41,7 @@ st.caption(
     )
 )
 st.dataframe(
-    pd.DataFrame([stat_row(n, result[n]) for n in STATISTICS]),
+    pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
     hide_index=True,
     key="agreement_table",
 )
@@ -62,7 +56,7 @@ with st.expander("Label shares (prevalence)"):
 
 st.subheader("Each pair of reviewers")
 pairs = [
-    {"pair": f"{p['a']} / {p['b']}", **stat_row(name, p)}
+    {"pair": f"{p['a']} / {p['b']}", **ui.stat_row(name, p)}
     for name in PAIR_STATS
     for p in result[name]
 ]

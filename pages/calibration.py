@@ -16,7 +16,6 @@ from annotate.errors import AnnotateError
 from annotate.judge_labels import OUTCOMES, UnmappedJudgeLabelError, mapping_rows, set_label
 from annotate.labelling import claim_view
 from annotate.report import build_report, render_report
-from annotate.report_render import stat_note
 from annotate.samples import list_samples
 from annotate.sampling import STRATUM_COLUMNS
 from annotate.store.assignments import judge_names
@@ -24,11 +23,6 @@ from annotate.store.samples import attribute_names
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
-
-
-def stat_row(name: str, stat: dict) -> dict:
-    """A table row that says "undefined: why" where a statistic has no value."""
-    return {**ui.stat_row(name, stat), "note": stat_note(stat)}
 
 
 is_lead = user.role == "lead"
@@ -126,8 +120,8 @@ left, right = st.columns([1, 2])
 left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
 right.dataframe(
     pd.DataFrame(
-        [stat_row(n, report[n]) for n in JUDGE_STATISTICS]
-        + [stat_row("abstained share", cover["abstained_share"])]
+        [ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
+        + [ui.stat_row("abstained share", cover["abstained_share"])]
     ),
     hide_index=True,
     key="calibration_judge_table",
@@ -161,8 +155,8 @@ rater = report["judge_as_rater"]
 st.dataframe(
     pd.DataFrame(
         [
-            stat_row("alpha, reviewers", rater["reviewers"]),
-            stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+            ui.stat_row("alpha, reviewers", rater["reviewers"]),
+            ui.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
         ]
     ),
     hide_index=True,
