@@ -25,7 +25,7 @@ run: data
 		--server.headless true --browser.gatherUsageStats false
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 bench: install
 	$(BIN)/python -m tests.bench

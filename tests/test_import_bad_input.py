@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from annotate.errors import InputError
 from annotate.ingest import importer
 from annotate.ingest.importer import import_traces
+from annotate.store import open_store
 from annotate.store.imports import import_errors
 from annotate.store.status import store_status, trace_detail
 
@@ -177,3 +184,30 @@ def test_long_imports_report_progress_through_the_file(fresh_store, tmp_path, mo
     assert [rows for rows, _ in seen] == [10, 20, 30, 40, 45]
     fractions = [fraction for _, fraction in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and 0 < fractions[0] < 1
+
+
+def test_a_killed_import_leaves_nothing_half_written(tmp_path):
+    """A real crash: `annotate import` is SIGKILLed mid-file by another process; the store
+    opens afterwards with no trace, context, claim or import row from that file."""
+    path = tmp_path / "big.jsonl"
+    row = '{{"trace_id": "big-{i}", "response": "r {i}", "context": ["c"], "claims": ["r"]}}\n'
+    path.write_text("".join(row.format(i=i) for i in range(300_000)))
+    db = tmp_path / "killed.duckdb"
+    command = [str(Path(sys.executable).with_name("annotate")), "import", str(path), "--db", str(db)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stderr is not None
+    for line in process.stderr:  # progress lines: rows are being written inside the transaction
+        if "read" in line and "rows" in line:
+            os.kill(process.pid, signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    store = open_store(db)
+    try:
+        counts = [
+            store.scalar(f"SELECT count(*) FROM {table}")
+            for table in ("traces", "contexts", "claims", "imports", "import_errors")
+        ]
+    finally:
+        store.close()
+    assert counts == [0, 0, 0, 0, 0]

@@ -9,6 +9,7 @@ import pytest
 from conftest import FIXTURES
 
 from annotate.errors import InputError
+from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces, parse_mapping
 from annotate.store.status import store_status, trace_detail
 
@@ -125,7 +126,7 @@ def test_map_takes_fields_from_nested_paths(fresh_store):
 
 
 def test_bad_mapping_is_a_usage_error():
-    with pytest.raises(Exception, match="must look like FIELD=SOURCE"):
+    with pytest.raises(UsageError, match="must look like FIELD=SOURCE"):
         parse_mapping(["response"])
 
 
