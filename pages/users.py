@@ -59,7 +59,7 @@ if others:
 with st.form("users_password_form", clear_on_submit=True):
     st.caption("A new password ends every open session of that account.")
     left, right = st.columns(2)
-    whose = left.selectbox("Account", [user.name, *others], key="users_password_target")
+    whose = left.selectbox("Account", [*others, user.name], key="users_password_target")
     new = right.text_input("New password (8+ characters)", type="password", key="users_new")
     if st.form_submit_button("Set the password"):
         try:

@@ -193,7 +193,13 @@ def test_a_killed_import_leaves_nothing_half_written(tmp_path):
     row = '{{"trace_id": "big-{i}", "response": "r {i}", "context": ["c"], "claims": ["r"]}}\n'
     path.write_text("".join(row.format(i=i) for i in range(300_000)))
     db = tmp_path / "killed.duckdb"
-    command = [str(Path(sys.executable).with_name("annotate")), "import", str(path), "--db", str(db)]
+    command = [
+        str(Path(sys.executable).with_name("annotate")),
+        "import",
+        str(path),
+        "--db",
+        str(db),
+    ]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert process.stderr is not None
     for line in process.stderr:  # progress lines: rows are being written inside the transaction
