@@ -8,8 +8,7 @@ from datetime import datetime
 import pytest
 from conftest import FIXTURES
 
-from annotate.errors import InputError
-from annotate.errors import UsageError
+from annotate.errors import InputError, UsageError
 from annotate.ingest.importer import import_traces, parse_mapping
 from annotate.store.status import store_status, trace_detail
 
