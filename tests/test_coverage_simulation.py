@@ -310,3 +310,33 @@ def test_the_abstention_share_interval_covers():
                 hits += _covers(found, share)
             print(f"{traces} x {claims}, abstaining {share:.0%}: {hits / runs:.3f}")
             assert lowest <= hits / runs <= 0.99, (traces, claims, share, hits / runs)
+
+
+def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
+    """The per-pair statistics (Cohen's kappa, Scott's pi) of reviewers 1 and 2, on their
+    shared claims, in the same two shapes and with the same tolerance as above, with the
+    product's 1,000 resamples (fewer add Monte Carlo noise to the BCa end points)."""
+    from annotate import agreement as stats
+    from annotate.reliability import PAIR_STATS
+
+    rng = np.random.default_rng(1)
+    names = ["cohen_kappa", "scott_pi"]
+    big, _ = simulate_reviewers(rng, 40_000, 10)
+    pairs = [(row[0], row[1]) for row in big if row[0] is not None and row[1] is not None]
+    truth = {n: PAIR_STATS[n](*zip(*pairs, strict=True)).point().value for n in names}
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / AGREEMENT_RUNS)
+    print(f"\ncoverage of the per-pair intervals, {AGREEMENT_RUNS} studies per shape")
+    for traces, claims in ((60, 10), (20, 3)):
+        hits = dict.fromkeys(names, 0)
+        for run in range(AGREEMENT_RUNS):
+            table, groups = simulate_reviewers(rng, traces, claims)
+            shared = [k for k, row in enumerate(table) if row[0] is not None and row[1] is not None]
+            weights = stats.resample_weights([groups[k] for k in shared], 1000, run)
+            ratings = [table[k][0] for k in shared], [table[k][1] for k in shared]
+            for n in names:
+                found = stats.interval(PAIR_STATS[n](*ratings), [], 0, run, weights=weights)
+                hits[n] += _covers(found.as_json(), truth[n])
+        covered = {n: hits[n] / AGREEMENT_RUNS for n in names}
+        print(f"{traces} x {claims:<7}" + "".join(f"{n} {covered[n]:.3f}  " for n in names))
+        for n in names:
+            assert lowest <= covered[n] <= 0.99, (traces, claims, n, covered)
