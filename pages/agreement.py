@@ -5,10 +5,11 @@ import streamlit as st
 
 import ui
 from annotate import charts
-from annotate.reliability import PAIR_STATS, STATISTICS, agreement
+from annotate.errors import AnnotateError
+from annotate.reliability import PAIR_STATS, STATISTICS, agreement, save_min_shared
 from annotate.samples import list_samples
 
-ui.require_role("lead", "auditor")
+user = ui.require_role("lead", "auditor")
 store = ui.store()
 
 
@@ -88,11 +89,23 @@ st.dataframe(reviewers, hide_index=True, key="agreement_reviewers")
 st.caption(
     ui.fmt(
         "Agreement with gold scores each reviewer against gold made without their own votes. "
-        "A reviewer is flagged only with {} or more shared units "
-        "(`annotate agreement --min-shared-units N` changes the minimum).",
+        "A reviewer is flagged only with {} or more shared units.",
         result["min_shared_units"],
     )
 )
+if user.is_lead:
+    fewest = st.number_input(
+        "Fewest shared units before a reviewer can be flagged (saved for everyone)",
+        min_value=1,
+        value=int(result["min_shared_units"]),
+        key="agreement_min_shared",
+    )
+    if fewest != result["min_shared_units"]:
+        try:
+            save_min_shared(store, int(fewest), actor=user.name)
+            st.rerun()
+        except AnnotateError as exc:
+            ui.show_error(exc)
 
 chart = charts.over_time_chart(result["over_time"])
 if chart is not None:

@@ -203,3 +203,25 @@ def test_import_of_a_file_is_recorded_with_the_signed_in_lead(seeded, tmp_path):
         assert by == "lena"
     finally:
         store.close()
+
+
+def test_a_lead_sets_the_shared_units_minimum_on_the_page_and_an_auditor_cannot(seeded):
+    from annotate.activity import activity
+    from annotate.reliability import load_min_shared
+
+    store = open_store(seeded)
+    for t in range(12):  # alice labels what bob labelled: units with two reviewers
+        record_verdict(store, "alice", claim_view(store, f"lt-{t:03d}", 0), "contradicted")
+    store.close()
+    auditor = run_app(USERS["auditor"], PAGES["agreement"])
+    assert not [n for n in auditor.number_input if n.key == "agreement_min_shared"]
+    lead = run_app(USERS["lead"], PAGES["agreement"])
+    lead.number_input(key="agreement_min_shared").set_value(5).run()
+    assert not lead.exception, lead.exception
+    store = open_store(seeded)
+    try:
+        assert load_min_shared(store) == 5
+        acts = activity(store, actor="lena", kind="setting")
+        assert [a["detail"]["value"] for a in acts] == [5]
+    finally:
+        store.close()
