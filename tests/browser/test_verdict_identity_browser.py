@@ -77,13 +77,13 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
     windows: list[tuple[float, float]] = []
     with running_app(store_file) as url:
         page = on_label(browser, url)
-        for gap in (50, 150, 400, 50, 150, 400):
+        for key, gap in (("1", 50), ("1", 150), ("1", 400), ("4", 50), ("4", 150), ("4", 400)):
             page.evaluate("document.activeElement && document.activeElement.blur()")
             page.wait_for_timeout(600)  # read the claim
             start = page.evaluate("Date.now()")
-            page.keyboard.press("3")
+            page.keyboard.press(key)
             page.wait_for_timeout(gap)
-            page.keyboard.press("3")
+            page.keyboard.press(key)
             settle(page)
             windows.append((start, page.evaluate("Date.now()")))
         for _ in range(2):
@@ -93,7 +93,22 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
             settle(page)
             windows.append((start, page.evaluate("Date.now()")))
         inputs = page.evaluate("window.__inputs")
+        skipped = page.locator(".annotate-claim").inner_text()
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.wait_for_timeout(600)
+        page.keyboard.press("s")  # Skip, by keyboard
+        page.wait_for_function(
+            "t => document.querySelector('.annotate-claim')?.innerText !== t", arg=skipped
+        )
     events = stored_events(store_file)
+    store = open_store(store_file)
+    try:
+        skips = store.fetchall(
+            "SELECT c.text FROM skip_events s JOIN claims c USING (trace_id, claim_index)"
+        )
+    finally:
+        store.close()
+    assert skips == [(skipped,)]
     print("\ninput kind, ms since first, claim shown -> events stored in that window")
     first = inputs[0]["at"]
     assert len(inputs) == 2 * len(windows)
@@ -106,8 +121,8 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
         print(f"  -> {[e['text'][:50] for e in stored]}")
         assert stored, f"input pair {number} stored no verdict"
         assert {e["text"] for e in stored} <= shown, (made, stored)
-        # key 3 is the rubric's third label, the button "1 · supported" the first
-        expected = "contradicted" if made[0]["kind"] == "key" else "supported"
+        # key N is the rubric's N-th label (not a mirror image: 1 and 4), the button its name
+        expected = {"1": "supported", "4": "not_in_context"}.get(made[0].get("key"), "supported")
         assert {e["label"] for e in stored} == {expected}
     assert len({e["text"] for e in events}) == len(events)  # a repeat on one claim: one event
 
