@@ -197,3 +197,9 @@ def page(browser: Any, app_url: str) -> Iterator[Any]:
     opened.set_default_timeout(30_000)
     yield opened
     context.close()
+
+
+def wait_for_session(page: Any) -> None:
+    """The app sets its session cookie from a script right after sign-in; a page load before
+    that would start signed out, as it would for a person that quick."""
+    page.wait_for_function("document.cookie.includes('annotate_session=')")

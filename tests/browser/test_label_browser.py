@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import wait_for_session
+
 pytestmark = pytest.mark.browser
 READ_MS = 500  # longer than the app's minimum time a claim is shown before a verdict counts
 
@@ -86,6 +88,7 @@ def log_in(page: Any, name: str, password: str, path: str = "/") -> None:
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_label("Password", exact=True).press("Enter")
     page.get_by_text(f"Signed in as {name}").wait_for()
+    wait_for_session(page)
 
 
 def claim_text(page: Any) -> str:

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser.conftest import annotate_cli, running_app
+from tests.browser.conftest import annotate_cli, running_app, wait_for_session
 
 pytestmark = pytest.mark.browser
 
@@ -153,7 +153,7 @@ def sign_in(page: Any) -> None:
     page.get_by_label("Password", exact=True).fill(LEAD_PASSWORD)
     page.get_by_label("Password", exact=True).press("Enter")
     page.get_by_text("Signed in as lena").wait_for()
-    page.wait_for_function("document.cookie.includes('annotate_session=')")
+    wait_for_session(page)
 
 
 def test_payloads_in_every_field_render_as_text_on_every_page(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import annotate_cli, running_app
+from tests.browser.conftest import annotate_cli, running_app, wait_for_session
 
 pytestmark = pytest.mark.browser
 
@@ -120,6 +120,7 @@ def test_a_deep_link_and_a_reload_keep_the_reviewer_on_their_page(
     page.get_by_role("heading", name="Label", exact=True).wait_for()
     page.locator(".annotate-claim").wait_for()
     assert page.url.endswith("/label")
+    wait_for_session(page)
     page.reload()
     page.get_by_role("heading", name="Label", exact=True).wait_for()
     page.get_by_text("Signed in as rev").wait_for()
@@ -172,6 +173,7 @@ def lead_page(browser: Any, url: str) -> Any:
     page.goto("/users")
     sign_in(page, "lena", LEAD_PASSWORD)
     page.get_by_role("heading", name="Users").wait_for()
+    wait_for_session(page)
     return page
 
 

@@ -153,7 +153,8 @@ def test_a_second_tab_is_shown_the_first_verdict_and_stores_nothing_until_confir
         second.get_by_text("Changing your last verdict").wait_for()
         second.wait_for_timeout(600)
         second.get_by_role("button", name="1 · supported").click()
-        second.get_by_text("1 / ").wait_for()
+        # stored: the Back notice goes once the changed verdict is committed
+        second.get_by_text("Changing your last verdict").wait_for(state="detached")
     events = stored_events(store_file)
     on_claim = [e for e in events if e["text"] == claim]
     assert [e["label"] for e in on_claim] == ["contradicted", "supported"]
