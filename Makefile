@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: install run test bench format lint types check data clean-db
+.PHONY: install run test bench format lint types check coverage data clean-db
 
 install: $(STAMP)
 
@@ -40,7 +40,13 @@ lint: install
 types: install
 	$(BIN)/mypy annotate
 
-check: format lint types test
+# Branch coverage of the library per package, measured on the test suite (no threshold).
+coverage: install
+	$(BIN)/python -m coverage run --branch --source=annotate -m pytest -q -rs
+	$(BIN)/python -m coverage json -q -o coverage.json
+	$(BIN)/python tests/coverage_by_package.py coverage.json
+
+check: format lint types coverage
 
 clean-db:
 	rm -f data/annotate.duckdb data/annotate.duckdb.wal
