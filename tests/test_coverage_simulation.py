@@ -340,3 +340,63 @@ def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
         print(f"{traces} x {claims:<7}" + "".join(f"{n} {covered[n]:.3f}  " for n in names))
         for n in names:
             assert lowest <= covered[n] <= 0.99, (traces, claims, n, covered)
+
+
+def test_agreement_with_others_interval_covers():
+    """Each reviewer's agreement with the others (the Agreement page's per-reviewer column),
+    reviewer 1 of the simulation, same shapes and tolerance as above."""
+    from annotate import agreement as stats
+    from annotate.reliability import _agreement_with_others
+
+    def labels_of(table: list[list[Any]], groups: list[int]) -> dict[str, dict[Any, Any]]:
+        found: dict[str, dict[Any, Any]] = {"r0": {}, "r1": {}, "r2": {}}
+        for k, row in enumerate(table):
+            for r, label in enumerate(row):
+                if label is not None:
+                    found[f"r{r}"][(f"t{groups[k]}", k)] = label
+        return found
+
+    rng = np.random.default_rng(2)
+    big, big_groups = simulate_reviewers(rng, 40_000, 10)
+    truth = _agreement_with_others(labels_of(big, big_groups), "r0")[0].point().value
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / AGREEMENT_RUNS)
+    for traces, claims in ((60, 10), (20, 3)):
+        hits = 0
+        for run in range(AGREEMENT_RUNS):
+            table, groups = simulate_reviewers(rng, traces, claims)
+            measure, units = _agreement_with_others(labels_of(table, groups), "r0")
+            found = stats.interval(measure, units, 1000, run)
+            hits += _covers(found.as_json(), truth)
+        covered = hits / AGREEMENT_RUNS
+        print(f"\nagreement with others, {traces} x {claims}: coverage {covered:.3f}")
+        assert lowest <= covered <= 0.99, (traces, claims, covered)
+
+
+def test_agreement_with_gold_interval_covers():
+    """Each reviewer's agreement with gold made without their own votes (the Agreement page's
+    column): Wilson on the claims where the other two reviewers agree, as `per_reviewer`
+    computes it. Reviewer errors cluster mildly in traces here; 400 studies per shape,
+    tolerance 0.95 - 3 Monte Carlo standard errors."""
+    from annotate import agreement as stats
+
+    def shared(table: list[list[Any]]) -> list[bool]:
+        return [
+            row[0] == row[1]
+            for row in table
+            if None not in row and row[1] == row[2]  # gold without r0: the others agree
+        ]
+
+    rng = np.random.default_rng(3)
+    big, _ = simulate_reviewers(rng, 40_000, 10)
+    truth = float(np.mean(shared(big)))
+    runs = 400
+    lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+    for traces, claims in ((60, 10), (20, 3)):
+        hits = 0
+        for _ in range(runs):
+            table, _groups = simulate_reviewers(rng, traces, claims)
+            agree = shared(table)
+            found = stats.proportion(sum(agree), len(agree), "no claims with gold").as_json()
+            hits += _covers(found, truth)
+        print(f"\nagreement with gold, {traces} x {claims}: coverage {hits / runs:.3f}")
+        assert lowest <= hits / runs <= 0.99
