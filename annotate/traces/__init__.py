@@ -1,6 +1,7 @@
-"""traces: the Trace row every input format becomes, its validation, and the limits the store can hold.
+"""traces: the Trace row every input format becomes (rows.py), its validation (parse.py), and
+the limits the store can hold (limits.py, offsets.py).
 
-The bottom of the library: imports only `annotate.errors` and the standard library (plus orjson).
+The bottom of the library, below store/: imports no other annotate package.
 """
 
 from annotate.traces.parse import (
