@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: install run test bench format lint types check coverage data clean-db
+.PHONY: install run test bench format lint imports types check coverage data clean-db
 
 install: $(STAMP)
 
@@ -33,9 +33,14 @@ bench: install
 format: install
 	$(BIN)/ruff format .
 
-lint: install
+lint: install imports
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+
+# The package boundaries ([tool.importlinter] in pyproject.toml): no streamlit in the library,
+# stats/ pure, layers one way.
+imports: install
+	$(BIN)/lint-imports
 
 types: install
 	$(BIN)/mypy annotate

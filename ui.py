@@ -13,7 +13,7 @@ import re
 import streamlit as st
 
 from annotate.errors import AnnotateError
-from annotate.report_render import stat_note
+from annotate.report.render import stat_note
 from annotate.store import Store, open_store, resolve_db_path
 
 
@@ -59,17 +59,6 @@ def show_text(label: str, text: str | None) -> None:
     st.text(text if text else "(empty)")
 
 
-def describe_filters(filters: dict) -> str:
-    """A stored sample's filters as one readable line (plain text: escape before Markdown)."""
-    parts = [
-        f"{k}={','.join(v)}" for k, v in {**filters["columns"], **filters["attributes"]}.items()
-    ]
-    parts += [f"{k}={filters[k]}" for k in ("since", "until") if filters.get(k)]
-    if filters.get("judge"):
-        parts.append("judge=" + ",".join(filters["judge"]))
-    return "; ".join(parts) or "(none)"
-
-
 # --- sign-in -------------------------------------------------------------------------------
 # The session token lives in this browser session's state and in a cookie, so that a reload
 # or a deep link (/label) keeps the user signed in. The token is random and opaque; only its
@@ -80,9 +69,9 @@ TOKEN_KEY = "auth_token"
 COOKIE = "annotate_session"
 
 
-def current_user():  # -> annotate.users.User | None
+def current_user():  # -> annotate.accounts.users.User | None
     """The signed-in user of this browser session, checked against the store on every call."""
-    from annotate.users import session_user
+    from annotate.accounts.users import session_user
 
     token = st.session_state.get(TOKEN_KEY) or _cookie_token()
     if not token:
@@ -135,7 +124,7 @@ def guard(callback):
 
 
 def log_out() -> None:
-    from annotate.users import end_session
+    from annotate.accounts.users import end_session
 
     end_session(store(), st.session_state.get(TOKEN_KEY) or _cookie_token())
     _forget_session(clear_cookie=True)
@@ -153,7 +142,7 @@ def _sync_cookie() -> None:
     """Write the session cookie once after sign-in (a script of ours, no data in it)."""
     token = st.session_state.pop("auth_set_cookie", None)
     if token and re.fullmatch(r"[A-Za-z0-9_-]+", token):
-        from annotate.users import session_hours
+        from annotate.accounts.users import session_hours
 
         seconds = int(session_hours(store()) * 3600)
         _cookie_script(f"{COOKIE}={token}; path=/; max-age={seconds}; SameSite=Strict")
@@ -170,7 +159,7 @@ def _cookie_script(cookie: str) -> None:
 
 def sign_in_page() -> None:
     """The sign-in form, or on a store with no accounts the form that creates the first lead."""
-    from annotate.users import (
+    from annotate.accounts.users import (
         AuthError,
         authenticate,
         create_first_lead,
@@ -245,7 +234,7 @@ def _term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
 _BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
 
 
-def show_claim(view) -> None:  # view: annotate.labelling.ClaimView
+def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
     """Request, response with the claim marked, and the contexts with the claim's numbers,
     names and dates marked. All text is HTML-escaped: it shows literally, nothing runs."""
     trace, claim = view.trace, view.claim

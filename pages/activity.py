@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.activity import activity, activity_filters
+from annotate.accounts.activity import activity, activity_filters
 
 ui.require_role("lead", "auditor")
 store = ui.store()

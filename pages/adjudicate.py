@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.adjudication import adjudicate, disagreements, judge_disagreements
-from annotate.claims import claim_flags
+from annotate.claims.extraction import claim_flags
 from annotate.errors import AnnotateError
-from annotate.labelling import claim_view, rubric_labels
-from annotate.samples import list_samples
+from annotate.labelling.adjudication import adjudicate, disagreements, judge_disagreements
+from annotate.labelling.session import claim_view, rubric_labels
+from annotate.sampling.samples import list_samples
 
 user = ui.require_role("lead")
 store = ui.store()

@@ -4,10 +4,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate import charts
+from annotate.agreement.reliability import PAIR_STATS, STATISTICS, agreement, save_min_shared
 from annotate.errors import AnnotateError
-from annotate.reliability import PAIR_STATS, STATISTICS, agreement, save_min_shared
-from annotate.samples import list_samples
+from annotate.report.document import charts
+from annotate.sampling.samples import list_samples
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()

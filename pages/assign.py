@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.assignment import assign
+from annotate.accounts.users import reviewer_names
 from annotate.errors import AnnotateError
-from annotate.samples import list_samples
+from annotate.labelling.assignment import assign
+from annotate.sampling.samples import list_samples
 from annotate.store.assignments import reviewer_samples, sample_load
-from annotate.users import reviewer_names
 
 user = ui.require_role("lead")
 store = ui.store()

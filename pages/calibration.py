@@ -4,22 +4,19 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate import charts
-from annotate.calibration import (
-    DEFAULT_THRESHOLDS,
+from annotate.agreement.calibration import (
     JUDGE_STATISTICS,
     calibration,
     load_thresholds,
-    save_thresholds,
+    slice_summary,
 )
-from annotate.errors import AnnotateError
-from annotate.judge_labels import OUTCOMES, UnmappedJudgeLabelError, mapping_rows, set_label
-from annotate.labelling import claim_view
-from annotate.report import build_report, render_report
-from annotate.samples import list_samples
-from annotate.sampling import STRATUM_COLUMNS
+from annotate.judge.labels import UnmappedJudgeLabelError
+from annotate.report import charts
+from annotate.sampling.allocation import STRATUM_COLUMNS
+from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_names
 from annotate.store.samples import attribute_names
+from widgets import calibration as calibration_widgets
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
@@ -43,53 +40,6 @@ slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
 
-def judge_label_mapping() -> None:
-    """Every label the judge used and its outcome; a lead maps one at a time."""
-    rows = mapping_rows(store, judge)
-    st.dataframe(
-        pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
-        hide_index=True,
-        key="calibration_judge_labels",
-    )
-    if not is_lead:
-        st.caption("Only a lead can change the mapping.")
-        return
-    left, right, button = st.columns([2, 2, 1])
-    label = left.selectbox("Judge label", [r["label"] for r in rows], key="calibration_map_label")
-    outcome = right.selectbox("maps to", OUTCOMES, key="calibration_map_outcome")
-    if button.button("Save mapping", key="calibration_map_save"):
-        try:
-            set_label(store, judge, label, outcome, user.name)
-            st.rerun()
-        except AnnotateError as exc:
-            ui.show_error(exc)
-
-
-def thresholds_editor(saved: dict) -> None:
-    """Leads edit and save the thresholds; nothing unsaved reaches a verdict or a report."""
-    columns = st.columns(len(DEFAULT_THRESHOLDS))
-    chosen = {}
-    for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
-        use = column.checkbox(
-            ui.fmt("require {}", name), value=saved[name] is not None, key=f"calibration_use_{name}"
-        )
-        value = column.number_input(
-            ui.fmt("minimum lower bound of {}", name),
-            -1.0,
-            1.0,
-            saved[name] or 0.8,
-            0.05,
-            key=f"calibration_min_{name}",
-        )
-        chosen[name] = value if use else None
-    if st.button("Save thresholds", key="calibration_save_thresholds"):
-        try:
-            save_thresholds(store, chosen, user.name)
-            st.rerun()
-        except AnnotateError as exc:
-            ui.show_error(exc)
-
-
 saved = load_thresholds(store)
 scope = None if sample == ALL else sample
 try:
@@ -97,7 +47,7 @@ try:
 except UnmappedJudgeLabelError as exc:
     ui.show_error(exc)
     with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):
-        judge_label_mapping()
+        calibration_widgets.judge_label_mapping(store, judge, user, is_lead)
     st.stop()
 if not report["n"]:
     st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
@@ -132,22 +82,7 @@ if report["slices"]:
     chart = charts.slice_chart(report["slices"])
     if chart is not None:
         st.altair_chart(chart, width="stretch", key="calibration_slices_chart")
-    rows = []
-    for entry in report["slices"]:
-        row = {
-            "slice": ", ".join(f"{k}={v}" for k, v in entry["slice"].items()),
-            "units": entry["n"],
-        }
-        if entry.get("reason"):
-            row["note"] = entry["reason"]
-        else:
-            for name in ("sensitivity", "specificity", "cohen_kappa"):
-                row[name] = entry[name].get("value")
-                row[f"{name} low"] = entry[name].get("low")
-                if entry[name].get("reason"):
-                    row["note"] = entry[name]["reason"]
-        row["readiness"] = entry["readiness"]["verdict"]
-        rows.append(row)
+    rows = slice_summary(report["slices"])
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
 
 st.subheader("The judge as one more rater")
@@ -176,27 +111,11 @@ for note in alt.get("notes", []):
 st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])))
 found = report["disagreements"]
 if found:
-    frame = pd.DataFrame(found)[
-        ["trace_id", "claim_index", "kind", "judge_label", "gold", "claim", "explanation"]
-    ]
-    st.dataframe(frame, hide_index=True, key="calibration_disagreements")
-    claims = [d for d in found if d["claim_index"] is not None]
-    if claims:
-        pick = st.selectbox(
-            "Open a disagreement with its context",
-            range(len(claims)),
-            format_func=lambda i: (
-                f"{claims[i]['trace_id']} · claim {claims[i]['claim_index'] + 1} · {claims[i]['kind']}"
-            ),
-            key="calibration_open",
-        )
-        chosen = claims[pick]
-        ui.show_text("Judge's explanation", chosen["explanation"])
-        ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+    calibration_widgets.disagreements(store, found)
 
 st.subheader("Settings")
 with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
-    judge_label_mapping()
+    calibration_widgets.judge_label_mapping(store, judge, user, is_lead)
 with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
     st.dataframe(
         pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
@@ -204,28 +123,11 @@ with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)
         key="calibration_saved_thresholds",
     )
     if is_lead:
-        thresholds_editor(saved)
+        calibration_widgets.thresholds_editor(store, saved, user)
     else:
         st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
 
 st.subheader("Report")
 st.caption("The report uses the saved thresholds above, whoever prepares it.")
 settings = repr((judge, scope, level, by, saved))
-if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
-    document = build_report(store, report, actor=user.name)
-    st.session_state["calibration_report"] = (settings, render_report(document))
-prepared, files = st.session_state.get("calibration_report", (None, None))
-if files and prepared == settings:
-    kinds = {
-        "report.html": "text/html",
-        "report.md": "text/markdown",
-        "report.json": "application/json",
-    }
-    for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
-        column.download_button(
-            ui.fmt("Download {}", name),
-            text,
-            file_name=name,
-            mime=kinds[name],
-            key=f"calibration_download_{name}",
-        )
+calibration_widgets.report_downloads(store, report, settings, user)

@@ -7,7 +7,7 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
-from annotate.labelling import progress
+from annotate.labelling.session import progress
 from annotate.store.assignments import reviewer_samples
 from annotate.store.status import list_trace_ids, store_status, trace_detail
 

@@ -1,13 +1,13 @@
 """Sample: choose filters, strata and allocation, see the plan, draw, and list samples."""
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
-from annotate.samples import Plan, draw_sample, list_samples, plan_sample, top_up
-from annotate.sampling import ALLOCATIONS, DEFAULT_BY, NO_VALUE, SampleSpec, parse_where
+from annotate.report import charts
+from annotate.sampling.allocation import ALLOCATIONS, DEFAULT_BY, SampleSpec, parse_where
+from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
+from annotate.sampling.tables import plan_frame, samples_frame
 from annotate.store.samples import attribute_names
 
 user = ui.require_role("lead")
@@ -59,52 +59,6 @@ def _spec() -> SampleSpec:
     )
 
 
-def _plan_frame(plan: Plan) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "stratum": [
-                " | ".join(NO_VALUE if v is None else v for v in s.values) for s in plan.strata
-            ],
-            "N_h": [s.population for s in plan.strata],
-            "n_h": [s.sample for s in plan.strata],
-            "inclusion_probability": [s.inclusion_probability for s in plan.strata],
-            "judge_rate": [s.judge_rate for s in plan.strata],
-        }
-    )
-
-
-def _share_chart(frame: pd.DataFrame) -> alt.Chart:
-    shares = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "stratum": frame["stratum"],
-                    "of": "population",
-                    "share": frame["N_h"] / frame["N_h"].sum(),
-                }
-            ),
-            pd.DataFrame(
-                {
-                    "stratum": frame["stratum"],
-                    "of": "sample",
-                    "share": frame["n_h"] / frame["n_h"].sum(),
-                }
-            ),
-        ]
-    )
-    return (
-        alt.Chart(shares, title="Population vs sample share per stratum")
-        .mark_bar()
-        .encode(
-            y=alt.Y("stratum:N", title=None),
-            x=alt.X("share:Q", axis=alt.Axis(format="%")),
-            yOffset="of:N",
-            color=alt.Color("of:N", title=None),
-            tooltip=["stratum", "of", alt.Tooltip("share:Q", format=".1%")],
-        )
-    )
-
-
 if planned:
     try:
         st.session_state["sample_plan"] = plan_sample(store, _spec())
@@ -120,8 +74,8 @@ if plan is not None:
             "Excluded from the frame: {}", ", ".join(f"{k} {v}" for k, v in plan.excluded.items())
         )
     )
-    frame = _plan_frame(plan)
-    st.altair_chart(_share_chart(frame), width="stretch")
+    frame = plan_frame(plan)
+    st.altair_chart(charts.stratum_share_chart(frame), width="stretch")
     st.dataframe(frame, hide_index=True)
     if st.button(ui.fmt("Draw sample {}", plan.spec.name), type="primary", key="sample_draw"):
         try:
@@ -144,25 +98,7 @@ if not samples:
     st.caption("No samples yet.")
 else:
     st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "name": s["name"],
-                    "traces": s["drawn"],
-                    "draws": s["draws"],
-                    "seed": s["seed"],
-                    "strata": ", ".join(s["by_columns"]),
-                    "allocation": s["allocation"],
-                    "min": s["min_per_stratum"],
-                    "frame": s["frame_size"],
-                    "excluded": ", ".join(f"{k} {v}" for k, v in s["excluded"].items()),
-                    "filters": ui.describe_filters(s["filters"]),
-                    "by": s["created_by"],
-                    "when": s["created_at"],
-                }
-                for s in samples
-            ]
-        ),
+        samples_frame(samples),
         hide_index=True,
         key="sample_list",
     )

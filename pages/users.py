@@ -5,10 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
-from annotate.ingest.inbox import import_folder, set_import_folder
-from annotate.labelling import reveal_judge_after_submit, set_reveal_judge_after_submit
-from annotate.users import (
+from annotate.accounts.users import (
     ROLES,
     add_user,
     list_users,
@@ -17,6 +14,9 @@ from annotate.users import (
     set_password,
     set_session_hours,
 )
+from annotate.errors import AnnotateError
+from annotate.ingest.inbox import import_folder, set_import_folder
+from annotate.labelling.session import reveal_judge_after_submit, set_reveal_judge_after_submit
 
 user = ui.require_role("lead")
 store = ui.store()

@@ -62,9 +62,9 @@ def plain(markdown: str) -> str:
 def sign_in_token(user) -> str:
     """A real session token for `user` in the store the app opens ($ANNOTATE_DB); the account
     is created (with a test password) when the store does not have it yet."""
+    from annotate.accounts.users import add_user, start_session
     from annotate.store import resolve_db_path
     from annotate.store.users import user_row
-    from annotate.users import add_user, start_session
 
     store = open_store(resolve_db_path())
     try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from annotate.accounts.users import add_user
 from annotate.ingest.importer import import_traces
-from annotate.samples import draw_sample
-from annotate.sampling import SampleSpec
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
 from annotate.store import Store
-from annotate.users import add_user
 
 PASSWORD = "correct horse battery"
 

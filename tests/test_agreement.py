@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.agreement import (
+from annotate.stats.coefficients import (
     bootstrap,
     cohen_kappa,
     fleiss_kappa,
@@ -124,7 +124,7 @@ def test_bootstrap_is_seeded_and_moves_groups_together():
 
 
 def test_strata_of_one_trace_are_pooled_and_one_trace_gives_no_interval():
-    from annotate.agreement import Measure, interval, ratio, resample_weights
+    from annotate.stats.coefficients import Measure, interval, ratio, resample_weights
 
     draws, member, strata = resample_weights(["t1", "t2", "t3", "t4"], 50, 0, ["a", "a", "b", "c"])
     assert strata == 2  # b and c, one trace each, resample together

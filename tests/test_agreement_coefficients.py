@@ -23,7 +23,8 @@ from test_agreement_references import (
     statsmodels_fleiss,
 )
 
-from annotate.agreement import (
+from annotate.errors import UsageError
+from annotate.stats.coefficients import (
     brennan_prediger,
     cohen_kappa,
     conger_kappa,
@@ -36,8 +37,7 @@ from annotate.agreement import (
     pair_measure,
     scott_pi,
 )
-from annotate.errors import UsageError
-from annotate.ratings import weight_matrix
+from annotate.stats.ratings import weight_matrix
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -176,8 +176,8 @@ def test_unknown_weights_are_a_usage_error():
 
 def test_scores_written_as_text_are_ordinal_in_the_agreement_document():
     # A rubric whose labels are the scores "1".."5" gets the ordinal and weighted statistics.
-    from annotate.agreement import resample_weights
-    from annotate.reliability import SCORE_STATS, group_statistics
+    from annotate.agreement.reliability import SCORE_STATS, group_statistics
+    from annotate.stats.coefficients import resample_weights
 
     text = [[None if v is None else str(v) for v in row] for row in RAW_4RATERS]
     weights = resample_weights(list(range(len(text))), 200, 0)

@@ -1,4 +1,4 @@
-"""More published reference values and independent implementations for annotate.agreement.
+"""More published reference values and independent implementations for annotate.stats.coefficients.
 
 Complements tests/test_agreement.py (Krippendorff 2011 section C, Wikipedia's Fleiss and
 Cohen examples, Newcombe's Wilson intervals). Sources are cited next to each data set.
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from annotate.agreement import (
+from annotate.stats.coefficients import (
     Stat,
     bootstrap,
     cohen_kappa,

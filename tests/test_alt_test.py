@@ -18,8 +18,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from annotate.alt_test import alt_test, by_adjust, p_value, scores
 from annotate.errors import UsageError
+from annotate.stats.alt_test import alt_test, by_adjust, p_value, scores
 
 # Published output of the "Example (paper's data)" cell of alt_test_example.ipynb in
 # nitaytech/AltTest (commit 13eada270fed73be2dfba64392a14b905df65e27): dataset, epsilon, LLM,

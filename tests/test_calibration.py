@@ -8,14 +8,15 @@ from datetime import datetime, timedelta
 import pytest
 from labelling_data import prepare
 
-from annotate.adjudication import adjudicate
-from annotate.agreement import wilson_interval
-from annotate.assignment import assign
-from annotate.calibration import calibration, readiness
-from annotate.gold import claim_gold, load_evidence, response_gold, unresolved
+from annotate.agreement.calibration import calibration, readiness
+from annotate.agreement.reliability import agreement, pace
 from annotate.ingest.labels import import_labels
-from annotate.labelling import claim_view, record_verdict
-from annotate.reliability import agreement, pace
+from annotate.labelling.adjudication import adjudicate
+from annotate.labelling.assignment import assign
+from annotate.labelling.evidence import load_evidence
+from annotate.labelling.session import claim_view, record_verdict
+from annotate.stats.coefficients import wilson_interval
+from annotate.stats.gold import claim_gold, response_gold, unresolved
 from annotate.store import open_store
 
 JUDGE = "prod-judge-v3"

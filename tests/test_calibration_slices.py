@@ -10,13 +10,13 @@ import json
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from annotate.assignment import assign
-from annotate.calibration import calibration
+from annotate.accounts.users import add_user
+from annotate.agreement.calibration import calibration
 from annotate.ingest.importer import import_traces
-from annotate.labelling import claim_view, record_verdict
-from annotate.samples import draw_sample
-from annotate.sampling import SampleSpec
-from annotate.users import add_user
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import claim_view, record_verdict
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
 
 JUDGE = "slice-judge"
 CLAIMS = 4

@@ -11,8 +11,8 @@ import sys
 from conftest import ROOT
 from labelling_data import prepare
 
+from annotate.accounts.users import authenticate
 from annotate.store import open_store
-from annotate.users import authenticate
 
 
 def test_user_add_reads_the_password_from_stdin_never_an_argument(cli, monkeypatch, db_path):
@@ -84,7 +84,7 @@ def test_assign_command(cli, db_path, tmp_path):
 LABELLER = """
 import sys
 from annotate.store import open_store
-from annotate.labelling import next_claim, record_verdict
+from annotate.labelling.session import next_claim, record_verdict
 store = open_store(sys.argv[1])
 while True:
     view = next_claim(store, "alice", "demo")
@@ -98,7 +98,7 @@ while True:
 def test_every_acknowledged_verdict_survives_a_sigkill(db_path, tmp_path):
     store = open_store(db_path)
     prepare(store, tmp_path)
-    from annotate.assignment import assign
+    from annotate.labelling.assignment import assign
 
     assign(store, "demo", ["alice"], per_trace=1, seed=1)
     store.close()

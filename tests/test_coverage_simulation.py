@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from annotate.calibration import Pair, calibration_stats, confusion
+from annotate.agreement.calibration import Pair, calibration_stats, confusion
 
 PREVALENCE = 0.3  # P(true label = unsupported) for every claim
 REVIEWER_ERRORS = (0.02, 0.05, 0.08)  # each reviewer's chance of flipping the true label
@@ -246,8 +246,8 @@ def test_agreement_intervals_cover_with_claims_clustered_by_trace():
     standard errors = 0.923 (sqrt(0.95 * 0.05 / 600) = 0.0089), at most 0.99. Measured
     0.927-0.955: percent agreement and AC1 with 60 traces x 10 claims run a little short.
     """
-    from annotate.agreement import resample_weights
-    from annotate.reliability import NOMINAL_STATS, group_statistics
+    from annotate.agreement.reliability import NOMINAL_STATS, group_statistics
+    from annotate.stats.coefficients import resample_weights
 
     rng = np.random.default_rng(0)
     names = list(NOMINAL_STATS)
@@ -295,7 +295,7 @@ def test_the_abstention_share_interval_covers():
 
     Measured 0.927-0.988: 60 traces x 10 claims with abstentions correlated 0.2 in a trace
     runs a little short."""
-    from annotate.judge_stats import coverage as judge_coverage
+    from annotate.stats.judge import coverage as judge_coverage
 
     rng = np.random.default_rng(3)
     runs = 600
@@ -316,8 +316,8 @@ def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
     """The per-pair statistics (Cohen's kappa, Scott's pi) of reviewers 1 and 2, on their
     shared claims, in the same two shapes and with the same tolerance as above, with the
     product's 1,000 resamples (fewer add Monte Carlo noise to the BCa end points)."""
-    from annotate import agreement as stats
-    from annotate.reliability import PAIR_STATS
+    from annotate.agreement.reliability import PAIR_STATS
+    from annotate.stats import coefficients as stats
 
     rng = np.random.default_rng(1)
     names = ["cohen_kappa", "scott_pi"]
@@ -345,8 +345,8 @@ def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
 def test_agreement_with_others_interval_covers():
     """Each reviewer's agreement with the others (the Agreement page's per-reviewer column),
     reviewer 1 of the simulation, same shapes and tolerance as above."""
-    from annotate import agreement as stats
-    from annotate.reliability import _agreement_with_others
+    from annotate.agreement.reliability import _agreement_with_others
+    from annotate.stats import coefficients as stats
 
     def labels_of(table: list[list[Any]], groups: list[int]) -> dict[str, dict[Any, Any]]:
         found: dict[str, dict[Any, Any]] = {"r0": {}, "r1": {}, "r2": {}}
@@ -377,7 +377,7 @@ def test_agreement_with_gold_interval_covers():
     column): Wilson on the claims where the other two reviewers agree, as `per_reviewer`
     computes it. Reviewer errors cluster mildly in traces here; 400 studies per shape,
     tolerance 0.95 - 3 Monte Carlo standard errors."""
-    from annotate import agreement as stats
+    from annotate.stats import coefficients as stats
 
     def shared(table: list[list[Any]]) -> list[bool]:
         return [

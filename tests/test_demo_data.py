@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from annotate.demo_data import (
+from annotate.demo.__main__ import main
+from annotate.demo.generator import (
     DEFAULT_N,
     FEATURES,
     MODELS,
     TRACES_FILE,
     TRUTH_FILE,
     generate,
-    main,
     write_sample,
 )
 from annotate.traces import KNOWN_FIELDS, Record, Trace, parse_record

@@ -11,10 +11,10 @@ import pytest
 from bad_corpus import TRACES_FOR_LABELS, Kind, kinds
 from conftest import run_app
 
+from annotate.accounts.users import User
 from annotate.ingest.importer import ImportReport, import_traces
 from annotate.ingest.inbox import set_import_folder
 from annotate.store import open_store
-from annotate.users import User
 
 KINDS = kinds()
 LEAD = User("lena", "lead")

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from conftest import plain, run_app
 
-from annotate import traces
+from annotate.accounts.users import User
 from annotate.crash_log import EXIT_UNEXPECTED
 from annotate.ingest.importer import import_traces
 from annotate.ingest.inbox import set_import_folder
 from annotate.store import imports as import_sql
 from annotate.store import open_store
-from annotate.users import User
+from annotate.traces import parse as traces
 
 
 def write_rows(path: Path, *rows: dict) -> Path:

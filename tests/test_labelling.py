@@ -8,22 +8,7 @@ from collections import Counter
 import pytest
 from labelling_data import PASSWORD, prepare
 
-from annotate.adjudication import AdjudicationError, adjudicate, disagreements
-from annotate.assignment import assign
-from annotate.labelling import (
-    LabelError,
-    judge_feedback,
-    next_claim,
-    previous_claim,
-    progress,
-    record_verdict,
-    reviewer_queue,
-    set_reveal_judge_after_submit,
-    skip_claim,
-)
-from annotate.sampling import SampleError
-from annotate.store import open_store
-from annotate.users import (
+from annotate.accounts.users import (
     AuthError,
     add_user,
     authenticate,
@@ -34,6 +19,21 @@ from annotate.users import (
     list_users,
     set_active,
 )
+from annotate.labelling.adjudication import AdjudicationError, adjudicate, disagreements
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import (
+    LabelError,
+    judge_feedback,
+    next_claim,
+    previous_claim,
+    progress,
+    record_verdict,
+    reviewer_queue,
+    set_reveal_judge_after_submit,
+    skip_claim,
+)
+from annotate.sampling.allocation import SampleError
+from annotate.store import open_store
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ def test_adjudication_lists_disagreements_and_keeps_the_votes(ready):
     for reviewer, label in (("alice", "supported"), ("bob", "contradicted")):
         queue = reviewer_queue(ready, reviewer, "demo")
         target = sorted(queue, key=lambda q: (q["trace_id"], q["claim_index"]))[0]
-        from annotate.labelling import claim_view
+        from annotate.labelling.session import claim_view
 
         record_verdict(
             ready,
@@ -258,8 +258,8 @@ def test_adjudication_lists_disagreements_and_keeps_the_votes(ready):
 
 
 def test_gold_and_where_the_judge_disagrees_with_it(ready):
-    from annotate.adjudication import gold_labels, judge_disagreements
-    from annotate.labelling import claim_view
+    from annotate.labelling.adjudication import gold_labels, judge_disagreements
+    from annotate.labelling.session import claim_view
 
     assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
     # claim 1 of lt-000 ("The amount due is $40.00."): the judge said unsupported

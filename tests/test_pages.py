@@ -6,10 +6,10 @@ import pytest
 from conftest import FIXTURES, ROOT, plain, run_app
 from streamlit.testing.v1 import AppTest
 
+from annotate.accounts.users import User
 from annotate.ingest.importer import import_traces
 from annotate.ingest.inbox import set_import_folder
 from annotate.store import open_store
-from annotate.users import User
 
 APP = str(ROOT / "app.py")
 LEAD = User("lena", "lead")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import run_app
 
-from annotate.activity import activity
-from annotate.calibration import load_thresholds, save_thresholds
+from annotate.accounts.activity import activity
+from annotate.accounts.users import User
+from annotate.agreement.calibration import load_thresholds, save_thresholds
+from annotate.agreement.reliability import NOMINAL_STATS, STATISTICS
 from annotate.cli import main
-from annotate.reliability import NOMINAL_STATS, STATISTICS
 from annotate.store import open_store
-from annotate.users import User
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
 

@@ -7,10 +7,10 @@ from conftest import ROOT, button_for, plain, run_app, sign_in_token
 from labelling_data import PASSWORD, prepare
 from streamlit.testing.v1 import AppTest
 
-from annotate.assignment import assign
-from annotate.labelling import set_min_dwell
+from annotate.accounts.users import User, session_user
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import set_min_dwell
 from annotate.store import open_store
-from annotate.users import User, session_user
 
 APP = str(ROOT / "app.py")
 
@@ -214,7 +214,7 @@ def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling
 
 
 def test_the_calibration_page_shows_agreement_and_the_judge_confusion(labelling_store):
-    from annotate.labelling import claim_view, record_verdict
+    from annotate.labelling.session import claim_view, record_verdict
 
     store = open_store(labelling_store)
     for t in range(12):

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.claims import claim_prompt
+from annotate.claims.extraction import claim_prompt
 from annotate.llm import fence
 
 JUDGE_TAGS = ("request", "context", "response", "claim")  # what a judge prompt will fence

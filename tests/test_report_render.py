@@ -10,8 +10,7 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from annotate.agreement import Stat
-from annotate.report_render import (
+from annotate.report.render import (
     Chart,
     Heading,
     Paragraph,
@@ -21,6 +20,7 @@ from annotate.report_render import (
     render_markdown,
     sanitise_svg,
 )
+from annotate.stats.coefficients import Stat
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)"> a|b'
 NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
@@ -238,7 +238,7 @@ def test_blocks_refuse_what_they_cannot_render() -> None:
 
 
 def test_a_statistic_note_says_undefined_and_why_or_names_its_method() -> None:
-    from annotate.report_render import stat_note
+    from annotate.report.render import stat_note
 
     assert stat_note({"value": None, "reason": "no unsupported claims in gold"}) == (
         "undefined: no unsupported claims in gold"

@@ -13,20 +13,20 @@ from conftest import ROOT, button_for, run_app, sign_in_token
 from labelling_data import PASSWORD, write_labelling_traces
 from streamlit.testing.v1 import AppTest
 
-from annotate.assignment import assign
-from annotate.calibration import load_thresholds
+from annotate.accounts.users import User, add_user
+from annotate.agreement.calibration import load_thresholds
 from annotate.ingest.importer import import_traces
-from annotate.labelling import (
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import (
     claim_view,
     next_claim,
     record_verdict,
     set_min_dwell,
     set_reveal_judge_after_submit,
 )
-from annotate.samples import draw_sample
-from annotate.sampling import SampleSpec
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
-from annotate.users import User, add_user
 
 PAGES = {
     "home": "pages/home.py",
@@ -206,8 +206,8 @@ def test_import_of_a_file_is_recorded_with_the_signed_in_lead(seeded, tmp_path):
 
 
 def test_a_lead_sets_the_shared_units_minimum_on_the_page_and_an_auditor_cannot(seeded):
-    from annotate.activity import activity
-    from annotate.reliability import load_min_shared
+    from annotate.accounts.activity import activity
+    from annotate.agreement.reliability import load_min_shared
 
     store = open_store(seeded)
     for t in range(12):  # alice labels what bob labelled: units with two reviewers

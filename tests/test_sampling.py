@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from scipy.stats import chi2
 
 from annotate.ingest.importer import import_traces
-from annotate.samples import (
+from annotate.sampling.allocation import (
+    SampleError,
+    SampleSpec,
+    allocate,
+    neyman_weight,
+    parse_where,
+)
+from annotate.sampling.samples import (
     draw_sample,
     list_samples,
     plan_sample,
@@ -23,7 +30,6 @@ from annotate.samples import (
     sample_units,
     top_up,
 )
-from annotate.sampling import SampleError, SampleSpec, allocate, neyman_weight, parse_where
 from annotate.store import open_store
 from annotate.store.samples import draw_ranks
 

@@ -9,12 +9,8 @@ from datetime import datetime, timedelta
 import pytest
 from labelling_data import PASSWORD, prepare
 
-from annotate.activity import activity
-from annotate.adjudication import adjudicate
-from annotate.assignment import assign
-from annotate.claims import create_claims, flag_claim
-from annotate.labelling import claim_view, record_verdict, set_reveal_judge_after_submit, skip_claim
-from annotate.users import (
+from annotate.accounts.activity import activity
+from annotate.accounts.users import (
     AuthError,
     User,
     add_user,
@@ -26,6 +22,15 @@ from annotate.users import (
     set_password,
     set_session_hours,
     start_session,
+)
+from annotate.claims.extraction import create_claims, flag_claim
+from annotate.labelling.adjudication import adjudicate
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import (
+    claim_view,
+    record_verdict,
+    set_reveal_judge_after_submit,
+    skip_claim,
 )
 
 

@@ -11,17 +11,18 @@ import pytest
 from labelling_data import prepare, write_labelling_traces
 from test_agreement_references import RAW_4RATERS
 
-from annotate import agreement as stats
-from annotate.activity import activity
-from annotate.adjudication import adjudicate
-from annotate.calibration import calibration
-from annotate.gold import load_evidence, response_gold, response_labels
+from annotate.accounts.activity import activity
+from annotate.agreement.calibration import calibration
+from annotate.agreement.reliability import NOMINAL_STATS, PAIR_STATS, STATISTICS, agreement
 from annotate.ingest.importer import import_traces
 from annotate.ingest.labels import import_labels
-from annotate.judge_labels import UnmappedJudgeLabelError, label_map, set_label
-from annotate.reliability import NOMINAL_STATS, PAIR_STATS, STATISTICS, agreement
-from annotate.samples import draw_sample
-from annotate.sampling import SampleSpec
+from annotate.judge.labels import UnmappedJudgeLabelError, label_map, set_label
+from annotate.labelling.adjudication import adjudicate
+from annotate.labelling.evidence import load_evidence
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
+from annotate.stats import coefficients as stats
+from annotate.stats.gold import response_gold, response_labels
 from annotate.store import open_store
 
 JUDGE = "prod-judge-v3"

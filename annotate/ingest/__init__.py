@@ -2,7 +2,8 @@
 
 One module per format; each exposes `read_records(fh) -> Iterator[Record | RowError]`
 yielding plain dicts in the generic trace shape (see annotate.traces), so validation
-and storage are the same for every format. Nothing here touches the store.
+and storage are the same for every format. The readers never touch the store; importer.py,
+labels.py and inbox.py write through store/. May import accounts/, store/, traces/, errors.
 """
 
 from __future__ import annotations

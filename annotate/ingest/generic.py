@@ -19,8 +19,8 @@ import ijson
 import orjson
 
 from annotate.errors import InputError
-from annotate.trace_limits import MAX_TEXT_CHARS
 from annotate.traces import Record, RowError
+from annotate.traces.limits import MAX_TEXT_CHARS
 
 BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from annotate.activity import Actor, as_actor, record_act
+from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import FORMATS, detect_format, read_records
 from annotate.ingest.evaluations import attach_evaluations

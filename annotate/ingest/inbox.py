@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotate.activity import Actor, record_act
+from annotate.accounts.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.store import Store
 from annotate.store.assignments import get_setting, put_setting

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from annotate.activity import Actor, as_actor, record_act
+from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import detect_format, read_records
 from annotate.ingest.importer import BATCH_SIZE, KEPT_ERRORS, ImportReport, Progress
@@ -23,7 +23,6 @@ from annotate.store import Store
 from annotate.store import imports as import_sql
 from annotate.store import labels as sql
 from annotate.store.schema import ERROR_TYPES
-from annotate.trace_limits import check_int32, check_name, check_reviewer_name, check_text
 from annotate.traces import (
     Record,
     RowError,
@@ -32,6 +31,7 @@ from annotate.traces import (
     shown,
     unexpected_error,
 )
+from annotate.traces.limits import check_int32, check_name, check_reviewer_name, check_text
 
 LABEL_FORMATS = ("jsonl", "json", "csv", "parquet")
 
@@ -103,7 +103,7 @@ _TEXT_CHECKS = {"trace_id": check_name, "reviewer": check_reviewer_name, "label"
 
 
 def _checked(fail: Any, name: str, check: Any, value: Any) -> Any:
-    """A trace_limits check; its ValueError is this field's error on the row."""
+    """A traces.limits check; its ValueError is this field's error on the row."""
     try:
         return check(value)
     except ValueError as exc:

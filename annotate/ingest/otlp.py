@@ -24,7 +24,8 @@ in the call's own input messages; duplicate texts are kept once. None found give
 
 Verdicts: gen_ai.evaluation.result span events and log records, linked by traceId/spanId
 (or by gen_ai.response.id when the record names no span); a verdict on a span that is not
-itself a call (the request's root span, an agent) applies to every call beneath it.
+itself a call (the request's root span, an agent) applies to every call beneath it. Reading
+and attaching them is otlp_evaluations.
 
 Spans and logs are grouped by traceId across the whole file, so the file is held in
 memory: OTLP exports are per-batch files, not the million-trace case.
@@ -34,9 +35,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import IO, Any
 
+from annotate.ingest.otlp_evaluations import (
+    EVALUATION,
+    Evaluation,
+    Span,
+    attach_verdicts,
+    evaluations_of,
+    raw_spans,
+)
 from annotate.ingest.otlp_messages import (
     is_content_key,
     is_llm_span,
@@ -45,51 +53,23 @@ from annotate.ingest.otlp_messages import (
     requested_tools_only,
     response_of,
     span_context,
-    verdict_of,
 )
 from annotate.ingest.otlp_values import (
     MAX_NANOS,
     NOT_AN_EXPORT,
-    any_value,
-    as_object,
     attributes_of,
     export_documents,
     int_value,
     is_export,
     normalise_id,
-    objects,
     timestamp_of,
 )
 from annotate.traces import Record, RowError, describe_type, unexpected_error
-
-EVALUATION = "gen_ai.evaluation.result"
 
 
 def looks_like(first: Any) -> bool:
     """Format detection: the file's first JSON value is an OTLP export object."""
     return is_export(first)
-
-
-@dataclass
-class Span:
-    line: int
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    name: str
-    start: int
-    attributes: dict[str, Any]
-    resource: dict[str, Any]
-    id_problem: tuple[str, str] | None = None
-    verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    line: int
-    trace_id: str | None
-    span_id: str | None
-    attributes: dict[str, Any]
 
 
 def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -104,14 +84,14 @@ def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
             continue
         problems = list(_shape_problems(document, line))
         new_spans = list(_spans(document, line))
-        new_evaluations = list(_evaluations(document, line))
+        new_evaluations = list(evaluations_of(document, line))
         if not (problems or new_spans or new_evaluations):
             problems.append(RowError(line, "", _NOTHING))
         found.extend(problems)
         spans.extend(new_spans)
         evaluations.extend(new_evaluations)
     traces = _by_trace(spans)
-    found.extend(_attach_verdicts(traces, evaluations))
+    found.extend(attach_verdicts(traces, evaluations))
     for trace_spans in traces.values():
         found.extend(_guarded_records(trace_spans))
     yield from sorted(found, key=lambda item: item.line)
@@ -145,20 +125,8 @@ def _guarded_records(spans: list[Span]) -> list[Record | RowError]:
         return [unexpected_error(Record(first.line, None), exc)]
 
 
-def _raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(span, resource attributes) for every span; older exporters say instrumentationLibrary."""
-    for resource_spans in objects(document.get("resourceSpans")):
-        resource = attributes_of(as_object(resource_spans.get("resource")).get("attributes"))
-        scopes = resource_spans.get("scopeSpans") or resource_spans.get(
-            "instrumentationLibrarySpans"
-        )
-        for scope in objects(scopes):
-            for raw in objects(scope.get("spans")):
-                yield raw, resource
-
-
 def _spans(document: dict[str, Any], line: int) -> Iterator[Span]:
-    for raw, resource in _raw_spans(document):
+    for raw, resource in raw_spans(document):
         trace_id = normalise_id(raw.get("traceId"), 16)
         span_id = normalise_id(raw.get("spanId"), 8)
         yield Span(
@@ -191,91 +159,11 @@ def _bad_id(raw: Any, size: int) -> str:
     )
 
 
-def _evaluations(document: dict[str, Any], line: int) -> Iterator[Evaluation]:
-    """gen_ai.evaluation.result span events, then log records (eventName or event.name)."""
-    for raw, _resource in _raw_spans(document):
-        trace_id = normalise_id(raw.get("traceId"), 16)
-        span_id = normalise_id(raw.get("spanId"), 8)
-        for event in objects(raw.get("events")):
-            if event.get("name") == EVALUATION:
-                yield Evaluation(line, trace_id, span_id, attributes_of(event.get("attributes")))
-    for resource_logs in objects(document.get("resourceLogs")):
-        for scope in objects(resource_logs.get("scopeLogs")):
-            for record in objects(scope.get("logRecords")):
-                yield from _log_evaluation(record, line)
-
-
-def _log_evaluation(record: dict[str, Any], line: int) -> Iterator[Evaluation]:
-    attributes = attributes_of(record.get("attributes"))
-    if EVALUATION not in (record.get("eventName"), attributes.get("event.name")):
-        return
-    body = any_value(record.get("body"))
-    if isinstance(body, dict):  # some SDKs put the event's fields in a kvlist body
-        attributes = {**body, **attributes}
-    yield Evaluation(
-        line,
-        normalise_id(record.get("traceId"), 16),
-        normalise_id(record.get("spanId"), 8),
-        attributes,
-    )
-
-
 def _by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     traces: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         traces[span.trace_id].append(span)
     return traces
-
-
-def _attach_verdicts(
-    traces: dict[str, list[Span]], evaluations: list[Evaluation]
-) -> Iterator[Record | RowError]:
-    """Give each verdict to the span it names; one naming a span not in this file is passed
-    on as an "evaluation" Record, for the importer to attach to a span in the store."""
-    by_response = {
-        _response_id(span.attributes): span for spans in traces.values() for span in spans
-    }
-    for evaluation in evaluations:
-        verdict = verdict_of(evaluation.attributes)
-        span = _evaluated_span(traces, by_response, evaluation)
-        if verdict is None:
-            yield RowError(evaluation.line, "gen_ai.evaluation.score.label", _no_label(evaluation))
-        elif span is None:
-            yield Record(evaluation.line, _loose(evaluation, verdict), kind="evaluation")
-        elif all(verdict != held for _line, held in span.verdicts):
-            span.verdicts.append((evaluation.line, verdict))
-
-
-def _evaluated_span(
-    traces: dict[str, list[Span]], by_response: dict[str | None, Span], evaluation: Evaluation
-) -> Span | None:
-    for span in traces.get(evaluation.trace_id or "", []):
-        if span.span_id == evaluation.span_id:
-            return span
-    response_id = _response_id(evaluation.attributes)
-    return by_response.get(response_id) if response_id else None
-
-
-def _response_id(attributes: dict[str, Any]) -> str | None:
-    response_id = attributes.get("gen_ai.response.id")
-    return response_id if isinstance(response_id, str) and response_id else None
-
-
-def _no_label(evaluation: Evaluation) -> str:
-    judge = evaluation.attributes.get("gen_ai.evaluation.name") or "an unnamed judge"
-    return (
-        f"is missing on the evaluation from {judge!r}: a verdict needs a label to compare "
-        'with reviewers; record gen_ai.evaluation.score.label (such as "supported")'
-    )
-
-
-def _loose(evaluation: Evaluation, verdict: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "otel_trace_id": evaluation.trace_id,
-        "otel_span_id": evaluation.span_id,
-        "response_id": _response_id(evaluation.attributes),
-        "verdict": verdict,
-    }
 
 
 def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterator[Span]:

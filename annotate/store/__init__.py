@@ -2,7 +2,7 @@
 
 Every SQL statement of the product lives in this package. duckdb errors never leave
 it: they are re-raised as StoreError (or StoreLockedError when another process
-holds the file).
+holds the file). The bottom layer: may import only traces/ and errors.
 """
 
 from __future__ import annotations

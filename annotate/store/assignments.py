@@ -231,8 +231,7 @@ def slice_values(
     store: Store, trace_ids: Sequence[str], columns: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
     """Each trace's value for each slice column (feature, risk_category, model, or an attribute)."""
-    from annotate.sampling import STRATUM_COLUMNS
-    from annotate.store.samples import json_path
+    from annotate.store.samples import STRATUM_COLUMNS, json_path
 
     if not trace_ids or not columns:
         return {}

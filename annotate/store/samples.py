@@ -7,14 +7,46 @@ every value travel as parameters. Callers hold the transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
-from annotate.sampling import STRATUM_COLUMNS, Filters
 from annotate.store import Store
+
+STRATUM_COLUMNS = ("feature", "risk_category", "model")  # the closed set of column identifiers
+
+
+@dataclass(frozen=True)
+class Filters:
+    since: datetime | None = None
+    until: datetime | None = None
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    attributes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    judge: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "columns": {k: list(v) for k, v in self.columns.items()},
+            "attributes": {k: list(v) for k, v in self.attributes.items()},
+            "judge": list(self.judge),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Filters:
+        since, until = data.get("since"), data.get("until")
+        return cls(
+            since=datetime.fromisoformat(since) if since else None,
+            until=datetime.fromisoformat(until) if until else None,
+            columns={k: tuple(v) for k, v in data.get("columns", {}).items()},
+            attributes={k: tuple(v) for k, v in data.get("attributes", {}).items()},
+            judge=tuple(data.get("judge", ())),
+        )
+
 
 StratumKey = tuple[str | None, ...]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from annotate.calibration import calibration
-from annotate.report import build_report, render_report
+from annotate.agreement.calibration import calibration
+from annotate.report.document import build_report, render_report
 from annotate.store import open_store
 from tests.bench.figures import bench_size, show
 

@@ -20,11 +20,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from annotate.assignment import assign
-from annotate.samples import draw_sample
-from annotate.sampling import SampleSpec
+from annotate.accounts.users import add_user
+from annotate.labelling.assignment import assign
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
-from annotate.users import add_user
 from tests.bench.figures import bench_size, show
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from annotate.samples import draw_sample, plan_sample
-from annotate.sampling import SampleSpec
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample, plan_sample
 from annotate.store import open_store
 from tests.bench.figures import bench_size, show
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page
 
-from annotate.report_render import Chart, Heading, Paragraph, Table, render_html
+from annotate.report.render import Chart, Heading, Paragraph, Table, render_html
 
 pytestmark = pytest.mark.browser
 

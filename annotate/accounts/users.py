@@ -1,0 +1,228 @@
+"""Local accounts: roles, scrypt password hashes, sign-in sessions, slowed wrong passwords.
+
+Roles: reviewer (labels their own queue), lead (everything), auditor (read-only).
+External reviewers (labels imported from elsewhere) have no password and cannot sign in.
+A session is an opaque random token; only its sha256 is stored, and deactivation, a
+password change or Log out revoke it. No default password exists.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from annotate.accounts.activity import Actor, record_act
+from annotate.errors import AnnotateError
+from annotate.store import Store
+from annotate.store import users as sql
+from annotate.store.assignments import get_setting, put_setting
+from annotate.traces.limits import check_reviewer_name
+
+ROLES = ("reviewer", "lead", "auditor")
+MIN_PASSWORD = 8
+# scrypt cost: n=2**14, r=8 is the OWASP-recommended minimum (16 MiB, tens of ms a check)
+_N, _R, _P = 2**14, 8, 1
+SESSION_HOURS_KEY = "session_hours"
+DEFAULT_SESSION_HOURS = 12.0
+FREE_TRIES = 5  # wrong passwords for one name before each next try must wait
+FIRST_WAIT = timedelta(seconds=30)  # then 30 s, doubling with every further wrong password
+LONGEST_WAIT = timedelta(minutes=15)
+
+
+class AuthError(AnnotateError):
+    """Wrong name or password, an inactive account, or a forbidden action."""
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    active: bool = True
+    external: bool = False
+
+    @property
+    def is_lead(self) -> bool:
+        return self.role == "lead"
+
+    @property
+    def can_label(self) -> bool:
+        return self.role in ("reviewer", "lead")
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
+    encode = base64.b64encode
+    return f"scrypt${_N}${_R}${_P}${encode(salt).decode()}${encode(digest).decode()}"
+
+
+def check_password(password: str, stored: str | None) -> bool:
+    if not stored or not stored.startswith("scrypt$"):
+        return False
+    _, n, r, p, salt, digest = stored.split("$")
+    expected = base64.b64decode(digest)
+    actual = hashlib.scrypt(
+        password.encode(),
+        salt=base64.b64decode(salt),
+        n=int(n),
+        r=int(r),
+        p=int(p),
+        dklen=len(expected),
+    )
+    return hmac.compare_digest(actual, expected)
+
+
+def has_accounts(store: Store) -> bool:
+    """True once any account that can log in exists (external reviewers do not count)."""
+    return sql.count_loginable(store) > 0
+
+
+def add_user(
+    store: Store, name: str, role: str, password: str, actor: Actor | str | None = None
+) -> User:
+    try:  # one rule for every route that names a user (accounts, imported reviewers)
+        name = check_reviewer_name(name)
+    except ValueError as exc:
+        raise AuthError(f"the user name {exc}") from None
+    if role not in ROLES:
+        raise AuthError(f"unknown role {role!r}; use one of: {', '.join(ROLES)}")
+    _check_password_rules(password)
+    existing = sql.user_row(store, name)
+    with store.transaction():
+        record_act(store, actor, "account", name, action="add", role=role)
+        if existing is None:
+            sql.insert_user(store, name, role, hash_password(password))
+        elif existing[
+            "external"
+        ]:  # an external reviewer gets an account; imported labels stay theirs
+            sql.promote_external(store, name, role, hash_password(password))
+        else:
+            raise AuthError(f"a user named {name!r} exists already")
+    return User(name, role)
+
+
+def _check_password_rules(password: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise AuthError(f"the password must have at least {MIN_PASSWORD} characters")
+
+
+def create_first_lead(store: Store, name: str, password: str) -> User:
+    if has_accounts(store):
+        raise AuthError("the first lead exists already; sign in, or ask a lead for an account")
+    return add_user(store, name, "lead", password, actor=name.strip())
+
+
+def authenticate(store: Store, name: str, password: str, now: datetime | None = None) -> User:
+    """Check a password. After FREE_TRIES wrong ones for a name, each next try waits longer
+    (the wait is in the message); a try during the wait is refused unchecked."""
+    name, now = name.strip(), now or datetime.now()
+    wait = login_wait(store, name, now)
+    if wait:
+        raise AuthError(
+            f"too many wrong passwords for {name!r}: wait {_say_duration(wait)} before the next try"
+        )
+    row = sql.user_row(store, name)
+    if row is None or not check_password(password, row["password_hash"]):
+        with store.transaction():
+            sql.insert_login_failure(store, name, now)
+        raise AuthError("wrong user name or password")
+    if not row["active"]:
+        raise AuthError(f"the account {name!r} is deactivated; ask a lead")
+    return User(name, row["role"])
+
+
+def login_wait(store: Store, name: str, now: datetime | None = None) -> timedelta | None:
+    """How long `name` must still wait before the next password is checked, if at all."""
+    count, latest = sql.recent_failures(store, name.strip())
+    if count < FREE_TRIES or latest is None:
+        return None
+    wait = min(FIRST_WAIT * 2 ** (count - FREE_TRIES), LONGEST_WAIT)
+    left = latest + wait - (now or datetime.now())
+    return left if left > timedelta(0) else None
+
+
+def _say_duration(wait: timedelta) -> str:
+    seconds = max(int(wait.total_seconds() + 0.999), 1)
+    return f"{seconds} s" if seconds < 120 else f"{(seconds + 59) // 60} min"
+
+
+def session_hours(store: Store) -> float:
+    value = get_setting(store, SESSION_HOURS_KEY)
+    return float(value) if value is not None else DEFAULT_SESSION_HOURS
+
+
+def set_session_hours(store: Store, hours: float, actor: Actor | str | None = None) -> None:
+    if not 0.25 <= hours <= 24 * 30:
+        raise AuthError(f"a session lasts 0.25 to 720 hours, not {hours}")
+    with store.transaction():
+        put_setting(store, SESSION_HOURS_KEY, str(float(hours)))
+        record_act(store, actor, "setting", SESSION_HOURS_KEY, value=hours)
+
+
+def start_session(store: Store, name: str) -> str:
+    """A new random session token for a signed-in account; only its hash is stored."""
+    token = secrets.token_urlsafe(32)
+    expires = datetime.now() + timedelta(hours=session_hours(store))
+    with store.transaction():
+        sql.insert_session(store, _token_hash(token), name, expires)
+    return token
+
+
+def session_user(store: Store, token: str | None) -> User | None:
+    """The account of a live session token; None when unknown, expired, revoked or inactive."""
+    if not isinstance(token, str) or not token or len(token) > 200:
+        return None
+    row = sql.session_account(store, _token_hash(token), datetime.now())
+    return User(row["name"], row["role"]) if row else None
+
+
+def end_session(store: Store, token: str | None) -> None:
+    """Log out: the token is no longer accepted anywhere."""
+    if token:
+        with store.transaction():
+            sql.revoke_session(store, _token_hash(token), "logout")
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def set_active(store: Store, name: str, active: bool, actor: Actor | str | None = None) -> None:
+    """Deactivate (or reactivate) an account; its labels stay, its sessions end."""
+    if sql.user_row(store, name) is None:
+        raise AuthError(f"no user named {name!r}")
+    with store.transaction():
+        sql.update_active(store, name, active)
+        if not active:
+            sql.revoke_sessions_of(store, name, "deactivated")
+        record_act(store, actor, "account", name, action="activate" if active else "deactivate")
+
+
+def set_password(store: Store, name: str, password: str, actor: Actor | str | None = None) -> None:
+    """A new password; every open session of the account ends."""
+    row = sql.user_row(store, name)
+    if row is None or row["external"]:
+        raise AuthError(f"no account named {name!r} that can sign in")
+    _check_password_rules(password)
+    with store.transaction():
+        sql.update_password(store, name, hash_password(password))
+        sql.revoke_sessions_of(store, name, "password_changed")
+        record_act(store, actor, "account", name, action="password")
+
+
+def is_active_account(store: Store, name: str) -> bool:
+    row = sql.user_row(store, name)
+    return bool(row and row["active"] and not row["external"])
+
+
+def list_users(store: Store) -> list[User]:
+    return [User(*row) for row in sql.all_users(store)]
+
+
+def reviewer_names(store: Store) -> list[str]:
+    """Active accounts that can label, for assignment."""
+    return sql.labeller_names(store)

@@ -1,0 +1,57 @@
+"""What every `annotate` command shares: --db, --as and --json, the store opened for writing
+under the acting account, one JSON document on stdout, messages on stderr, the exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from annotate.accounts.activity import cli_actor
+from annotate.store import Store, open_store, resolve_db_path
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+
+
+def common(command: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    command.add_argument("--db", help="DuckDB file (default: $ANNOTATE_DB or data/annotate.duckdb)")
+    command.add_argument(
+        "--as",
+        dest="as_user",
+        metavar="NAME",
+        help="the account this act is recorded under (default: the OS user)",
+    )
+    if json_flag:
+        command.add_argument(
+            "--json", action="store_true", help="print one JSON document on stdout"
+        )
+
+
+class writer:
+    """Open the store for writing for one command; a lock held elsewhere fails at once."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.path = resolve_db_path(args.db)
+        self.args = args
+
+    def __enter__(self) -> Store:
+        self.store = open_store(self.path)
+        try:  # every act of the command is recorded under this name
+            self.args.actor = cli_actor(self.store, getattr(self.args, "as_user", None))
+        except BaseException:
+            self.store.close()
+            raise
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+def emit(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)

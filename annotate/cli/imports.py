@@ -1,0 +1,232 @@
+"""The `annotate` commands that bring traces in and look at them: import, import-labels,
+status, errors, init (the store and the bundled sample) and demo-data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from annotate.accounts.activity import Actor
+from annotate.cli.console import EXIT_OK, EXIT_REJECTED, common, emit, say, writer
+from annotate.ingest import FORMATS
+from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
+from annotate.ingest.labels import LABEL_FORMATS, import_labels
+from annotate.store import Store
+from annotate.store.imports import import_errors
+from annotate.store.status import store_status
+
+PRINTED_ERRORS = 20
+SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
+DEMO_SAMPLE = "demo"
+
+
+def add_import_commands(commands: Any) -> None:
+    _add_import(commands)
+    _add_import_labels(commands)
+    _add_status(commands)
+    _add_errors(commands)
+    _add_init(commands)
+    _add_demo_data(commands)
+
+
+def _add_import(commands: Any) -> None:
+    command = commands.add_parser("import", help="import a trace file")
+    command.add_argument("path")
+    command.add_argument("--format", choices=FORMATS, help="skip detection from content")
+    command.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=SOURCE",
+        help="take FIELD from a nested SOURCE path, e.g. response=output.text (repeatable)",
+    )
+    common(command)
+    command.set_defaults(run=run_import)
+
+
+def _add_import_labels(commands: Any) -> None:
+    command = commands.add_parser("import-labels", help="append human labels made elsewhere")
+    command.add_argument("path")
+    command.add_argument("--format", choices=LABEL_FORMATS)
+    common(command)
+    command.set_defaults(run=run_import_labels)
+
+
+def _add_status(commands: Any) -> None:
+    command = commands.add_parser("status", help="the store at a glance")
+    common(command)
+    command.set_defaults(run=run_status)
+
+
+def _add_errors(commands: Any) -> None:
+    command = commands.add_parser("errors", help="every rejected row of one import")
+    command.add_argument("import_id", type=int)
+    common(command)
+    command.set_defaults(run=run_errors)
+
+
+def _add_init(commands: Any) -> None:
+    command = commands.add_parser("init", help="create the store; load the bundled sample if empty")
+    command.add_argument(
+        "--sample", default=str(SAMPLE_TRACES), help="trace file to load when empty"
+    )
+    command.add_argument("--no-sample", action="store_true", help="create an empty store")
+    common(command, json_flag=False)
+    command.set_defaults(run=run_init)
+
+
+def _add_demo_data(commands: Any) -> None:
+    command = commands.add_parser("demo-data", help="write the deterministic sample traces")
+    command.add_argument("--out", default="data")
+    command.set_defaults(run=run_demo_data)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    mapping = parse_mapping(args.map)
+    with writer(args) as store:
+        report = import_traces(
+            store, args.path, args.format, mapping, progress=_progress_printer(), actor=args.actor
+        )
+    return _finish_import(report, args.json)
+
+
+def run_import_labels(args: argparse.Namespace) -> int:
+    with writer(args) as store:
+        report = import_labels(
+            store, args.path, args.format, progress=_progress_printer(), actor=args.actor
+        )
+    return _finish_import(report, args.json)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with writer(args) as store:
+        status = store_status(store)
+    if args.json:
+        emit(status)
+    else:
+        _print_status(status)
+    return EXIT_OK
+
+
+def run_errors(args: argparse.Namespace) -> int:
+    with writer(args) as store:
+        errors = import_errors(store, args.import_id)
+    if args.json:
+        emit({"import_id": args.import_id, "errors": [e.as_json() for e in errors]})
+    else:
+        for error in errors:
+            print(error)
+    return EXIT_OK
+
+
+def run_init(args: argparse.Namespace) -> int:
+    with writer(args) as store:
+        traces = store.scalar("SELECT count(*) FROM traces")
+        if traces or args.no_sample:
+            say(f"{store.path}: ready ({traces} traces)")
+            return EXIT_OK
+        sample = Path(args.sample)
+        if not sample.exists() and sample == SAMPLE_TRACES:
+            _write_demo_data(sample.parent)
+        report = import_traces(store, sample, progress=_progress_printer(), actor=args.actor)
+        say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
+        if sample == SAMPLE_TRACES:
+            _draw_demo_sample(store, args.actor)
+            _label_demo_sample(store, sample.with_name("sample_truth.jsonl"))
+    return EXIT_OK
+
+
+def _draw_demo_sample(store: Store, actor: Actor) -> None:
+    """A ready sample with claims, so a new lead can assign it to themselves and label at once."""
+    from annotate.claims.extraction import create_claims
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample
+
+    plan = draw_sample(store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by=actor)
+    claims = create_claims(store, DEMO_SAMPLE, extractor="sentences", actor=actor)
+    say(
+        f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
+    )
+
+
+def _label_demo_sample(store: Store, truth: Path) -> None:
+    """Three simulated reviewers label the demo sample, so Agreement and Calibration have data."""
+    from annotate.demo.labels import load_demo_labels
+
+    if truth.exists():
+        report = load_demo_labels(store, DEMO_SAMPLE, truth)
+        say(f"simulated reviewers sim-ana, sim-ben, sim-cho gave {report.imported} labels")
+
+
+def run_demo_data(args: argparse.Namespace) -> int:
+    for path in _write_demo_data(Path(args.out)):
+        say(f"wrote {path}")
+    return EXIT_OK
+
+
+def _write_demo_data(directory: Path) -> tuple[Path, Path]:
+    from annotate.demo.generator import write_sample
+
+    return write_sample(directory)
+
+
+def _finish_import(report: ImportReport, as_json: bool) -> int:
+    if as_json:
+        emit(report.as_json())
+    _print_report(report)
+    return EXIT_OK if report.is_clean else EXIT_REJECTED
+
+
+def _print_report(report: ImportReport) -> None:
+    attached = f", evaluations attached {report.attached}" if report.attached else ""
+    say(
+        f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
+        f"duplicates {report.duplicates}, conflicts {report.conflicts}{attached} "
+        f"(import {report.import_id})"
+    )
+    for error in report.errors[:PRINTED_ERRORS]:
+        say(f"  {error}")
+    for warning in report.warnings[:PRINTED_ERRORS]:
+        say(f"  warning: {warning}")
+    hidden = report.rejected + report.conflicts - min(len(report.errors), PRINTED_ERRORS)
+    if hidden > 0:
+        say(f"  ... and more: all are stored; see `annotate errors {report.import_id}`")
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    print(f"traces {status['traces']} (judgeable {status['judgeable']})")
+    print(
+        f"claims {status['claims']}, judge verdicts {status['judge_verdicts']}, label events {status['label_events']}"
+    )
+    for key in ("by_feature", "by_risk_category", "by_model"):
+        counts = ", ".join(f"{name} {count}" for name, count in status[key].items())
+        print(f"{key.replace('_', ' ')}: {counts}")
+    for item in status["imports"]:
+        print(
+            f"import {item['id']}: {item['path']} imported {item['imported']}, rejected {item['rejected']}"
+        )
+
+
+def _progress_printer() -> Callable[[int, float], None]:
+    """Progress on stderr about once a second, only for imports long enough to need it."""
+    started = time.monotonic()
+    state = {"last": started, "shown": False}
+    interactive = sys.stderr.isatty()
+
+    def show(rows: int, fraction: float) -> None:
+        now = time.monotonic()
+        done = fraction >= 1.0
+        if (done and not state["shown"]) or (not done and now - state["last"] < 1.0):
+            return
+        state.update(last=now, shown=True)
+        text = f"  read {rows:,} rows" + (f" ({fraction:.0%} of the file)" if fraction else "")
+        end = "\n" if done or not interactive else ""
+        sys.stderr.write(("\r" if interactive else "") + text + end)
+        sys.stderr.flush()
+
+    return show

@@ -1,0 +1,125 @@
+"""The `annotate sample` and `annotate samples` commands: parsing and printing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+from typing import Any
+
+from annotate.sampling.allocation import (
+    ALLOCATIONS,
+    DEFAULT_BY,
+    NO_VALUE,
+    SampleError,
+    SampleSpec,
+    parse_sizes,
+    parse_where,
+)
+from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
+
+
+def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
+    command = commands.add_parser(
+        "sample", help="plan or draw a stratified random sample, or top one up"
+    )
+    command.add_argument("--name", required=True)
+    command.add_argument("--n", type=int, help="total traces to draw")
+    command.add_argument(
+        "--by", default=",".join(DEFAULT_BY), help="stratum columns or attributes, comma-separated"
+    )
+    command.add_argument("--allocation", choices=ALLOCATIONS, default="proportional")
+    command.add_argument("--min-per-stratum", type=int, default=1)
+    command.add_argument("--seed", type=int, help="default: a random seed, stored and printed")
+    command.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE[,VALUE]",
+        help="filter: feature/risk_category/model, since/until (ISO), judge=LABEL, or an attribute",
+    )
+    command.add_argument(
+        "--sizes", help='explicit allocation: JSON {"billing_qa|financial": 20, ...}'
+    )
+    command.add_argument("--plan-only", action="store_true", help="show the plan; store nothing")
+    command.add_argument(
+        "--top-up", type=int, metavar="K", help="draw K more into the existing sample NAME"
+    )
+    common(command)
+    command.set_defaults(run=lambda args: run_sample(args, writer, emit, say))
+
+    listing = commands.add_parser("samples", help="the samples drawn so far, with their parameters")
+    common(listing)
+    listing.set_defaults(run=lambda args: run_samples(args, writer, emit))
+
+
+def spec_from_args(args: argparse.Namespace) -> SampleSpec:
+    sizes = {}
+    if args.sizes:
+        try:
+            sizes = parse_sizes(json.loads(args.sizes))
+        except (ValueError, TypeError, AttributeError):
+            raise SampleError(
+                '--sizes must be a JSON object like {"billing_qa|financial": 20}'
+            ) from None
+    if args.allocation == "explicit" and not sizes:
+        raise SampleError("--allocation explicit needs --sizes")
+    if args.allocation != "explicit" and args.n is None:
+        raise SampleError("give the sample size with --n")
+    return SampleSpec(
+        name=args.name,
+        n=args.n,
+        by=tuple(part.strip() for part in args.by.split(",") if part.strip()),
+        allocation=args.allocation,
+        min_per_stratum=args.min_per_stratum,
+        seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
+        filters=parse_where(args.where),
+        sizes=sizes,
+    )
+
+
+def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    with writer(args) as store:
+        if args.top_up is not None:
+            plan = top_up(store, args.name, args.top_up, created_by=args.actor)
+        elif args.plan_only:
+            plan = plan_sample(store, spec_from_args(args))
+        else:
+            plan = draw_sample(store, spec_from_args(args), created_by=args.actor)
+    if args.json:
+        emit(plan.as_json())
+    say(describe_plan(plan, stored=not args.plan_only))
+    return 0
+
+
+def describe_plan(plan: Plan, stored: bool) -> str:
+    spec = plan.spec
+    head = (
+        f"sample {spec.name!r}: seed {spec.seed}, {spec.allocation}, frame {plan.frame_size} traces "
+        f"(excluded: {', '.join(f'{k} {v}' for k, v in plan.excluded.items())}); "
+        f"{plan.total} in the sample" + ("" if stored else " (plan only, nothing stored)")
+    )
+    lines = [head, f"  {'stratum':40} {'N_h':>8} {'n_h':>6} {'pi':>8}"]
+    for stratum in plan.strata:
+        label = " | ".join(NO_VALUE if v is None else v for v in stratum.values)
+        lines.append(
+            f"  {label:40} {stratum.population:>8} {stratum.sample:>6} {stratum.inclusion_probability:>8.4f}"
+        )
+    if stored and plan.trace_ids:
+        lines.append(f"  drew {len(plan.trace_ids)} traces")
+    return "\n".join(lines)
+
+
+def run_samples(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    with writer(args) as store:
+        rows = list_samples(store)
+    if args.json:
+        emit({"samples": rows})
+        return 0
+    for row in rows:
+        print(
+            f"{row['name']}: {row['drawn']} traces in {row['draws']} draw(s), seed {row['seed']}, "
+            f"by {','.join(row['by_columns'])}, {row['allocation']}, frame {row['frame_size']}, "
+            f"filters {json.dumps(row['filters'])}, by {row['created_by']} at {row['created_at']:%Y-%m-%d %H:%M}"
+        )
+    return 0

@@ -1,0 +1,130 @@
+"""OTLP evaluation records (gen_ai.evaluation.result span events and log records) and the
+spans they attach to: linked by traceId/spanId, or by gen_ai.response.id when the record names
+no span. One whose span is not in the file goes on as an "evaluation" Record for the importer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotate.ingest.otlp_messages import verdict_of
+from annotate.ingest.otlp_values import any_value, as_object, attributes_of, normalise_id, objects
+from annotate.traces import Record, RowError
+
+EVALUATION = "gen_ai.evaluation.result"
+
+
+@dataclass
+class Span:
+    line: int
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    id_problem: tuple[str, str] | None = None
+    verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    line: int
+    trace_id: str | None
+    span_id: str | None
+    attributes: dict[str, Any]
+
+
+def raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(span, resource attributes) for every span; older exporters say instrumentationLibrary."""
+    for resource_spans in objects(document.get("resourceSpans")):
+        resource = attributes_of(as_object(resource_spans.get("resource")).get("attributes"))
+        scopes = resource_spans.get("scopeSpans") or resource_spans.get(
+            "instrumentationLibrarySpans"
+        )
+        for scope in objects(scopes):
+            for raw in objects(scope.get("spans")):
+                yield raw, resource
+
+
+def evaluations_of(document: dict[str, Any], line: int) -> Iterator[Evaluation]:
+    """gen_ai.evaluation.result span events, then log records (eventName or event.name)."""
+    for raw, _resource in raw_spans(document):
+        trace_id = normalise_id(raw.get("traceId"), 16)
+        span_id = normalise_id(raw.get("spanId"), 8)
+        for event in objects(raw.get("events")):
+            if event.get("name") == EVALUATION:
+                yield Evaluation(line, trace_id, span_id, attributes_of(event.get("attributes")))
+    for resource_logs in objects(document.get("resourceLogs")):
+        for scope in objects(resource_logs.get("scopeLogs")):
+            for record in objects(scope.get("logRecords")):
+                yield from _log_evaluation(record, line)
+
+
+def _log_evaluation(record: dict[str, Any], line: int) -> Iterator[Evaluation]:
+    attributes = attributes_of(record.get("attributes"))
+    if EVALUATION not in (record.get("eventName"), attributes.get("event.name")):
+        return
+    body = any_value(record.get("body"))
+    if isinstance(body, dict):  # some SDKs put the event's fields in a kvlist body
+        attributes = {**body, **attributes}
+    yield Evaluation(
+        line,
+        normalise_id(record.get("traceId"), 16),
+        normalise_id(record.get("spanId"), 8),
+        attributes,
+    )
+
+
+def attach_verdicts(
+    traces: dict[str, list[Span]], evaluations: list[Evaluation]
+) -> Iterator[Record | RowError]:
+    """Give each verdict to the span it names; one naming a span not in this file is passed
+    on as an "evaluation" Record, for the importer to attach to a span in the store."""
+    by_response = {
+        _response_id(span.attributes): span for spans in traces.values() for span in spans
+    }
+    for evaluation in evaluations:
+        verdict = verdict_of(evaluation.attributes)
+        span = _evaluated_span(traces, by_response, evaluation)
+        if verdict is None:
+            yield RowError(evaluation.line, "gen_ai.evaluation.score.label", _no_label(evaluation))
+        elif span is None:
+            yield Record(evaluation.line, _loose(evaluation, verdict), kind="evaluation")
+        elif all(verdict != held for _line, held in span.verdicts):
+            span.verdicts.append((evaluation.line, verdict))
+
+
+def _evaluated_span(
+    traces: dict[str, list[Span]], by_response: dict[str | None, Span], evaluation: Evaluation
+) -> Span | None:
+    for span in traces.get(evaluation.trace_id or "", []):
+        if span.span_id == evaluation.span_id:
+            return span
+    response_id = _response_id(evaluation.attributes)
+    return by_response.get(response_id) if response_id else None
+
+
+def _response_id(attributes: dict[str, Any]) -> str | None:
+    response_id = attributes.get("gen_ai.response.id")
+    return response_id if isinstance(response_id, str) and response_id else None
+
+
+def _no_label(evaluation: Evaluation) -> str:
+    judge = evaluation.attributes.get("gen_ai.evaluation.name") or "an unnamed judge"
+    return (
+        f"is missing on the evaluation from {judge!r}: a verdict needs a label to compare "
+        'with reviewers; record gen_ai.evaluation.score.label (such as "supported")'
+    )
+
+
+def _loose(evaluation: Evaluation, verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "otel_trace_id": evaluation.trace_id,
+        "otel_span_id": evaluation.span_id,
+        "response_id": _response_id(evaluation.attributes),
+        "verdict": verdict,
+    }

@@ -1,0 +1,44 @@
+"""The evidence agreement and calibration read from the store: votes, adjudications, claims,
+and the judge's verdicts with their mapped outcomes. The gold rules are in `annotate.stats.gold`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotate.judge.labels import label_map
+from annotate.stats.gold import Evidence
+from annotate.store import Store
+from annotate.store import evidence as sql
+from annotate.store.labels import active_rubric
+
+
+def load_evidence(store: Store, sample: str | None) -> Evidence:
+    _, labels = active_rubric(store)
+    votes = sql.votes(store, sample)
+    adjudications = {(a["trace_id"], a["claim_index"]): a for a in sql.adjudications(store, sample)}
+    traces = list(dict.fromkeys([v["trace_id"] for v in votes]))
+    evidence = Evidence(sample, {i["label"]: i["binary"] for i in labels}, votes, adjudications)
+    for claim in sql.claims(store, traces):
+        evidence.claims.setdefault(claim["trace_id"], []).append(claim["claim_index"])
+        evidence.texts[(claim["trace_id"], claim["claim_index"])] = claim["text"]
+    return evidence
+
+
+def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> dict[Any, Any]:
+    """unit -> the judge's verdict row at this level, with its mapped outcome added.
+
+    Raises UnmappedJudgeLabelError before any statistic if a label has no mapping.
+    """
+    outcomes = label_map(store, judge)
+    found: dict[Any, Any] = {}
+    for verdict in sql.verdicts(store, evidence.sample, judge):
+        if verdict["level"] != level:
+            continue
+        unit = (
+            (verdict["trace_id"], verdict["claim_index"])
+            if level == "claim"
+            else verdict["trace_id"]
+        )
+        found[unit] = {**verdict, "outcome": outcomes[verdict["label"]]}
+    return found

@@ -1,0 +1,294 @@
+"""The labelling session: a reviewer's queue, the next claim, verdicts, Back, Skip, progress.
+
+Blind by construction: nothing here returns the judge's verdict or another reviewer's
+label for a claim the reviewer has not yet labelled. Every verdict is one append-only
+event, committed before the caller can ask for the next claim, and names the claim it was
+made on (trace, index, text version) and the event it was made from, so a stale tab, a
+double press or a claim that was not yet on screen never becomes the current verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from annotate.accounts.activity import Actor, record_act
+from annotate.errors import AnnotateError
+from annotate.store import Store
+from annotate.store import assignments as sql
+from annotate.store.labels import active_rubric
+from annotate.store.schema import ERROR_TYPES
+from annotate.store.status import trace_detail
+
+SKIP_REASONS = ("unclear_context", "not_my_expertise", "bad_extraction", "other")
+# A verdict on a claim built less than this long ago is refused: a second press of a key
+# (or a double click) must not label the claim that has just replaced the one it was for.
+# A setting (min_dwell_seconds); this is its default.
+MIN_DWELL = timedelta(seconds=0.4)
+MIN_DWELL_KEY = "min_dwell_seconds"
+# numbers (incl. money, percentages, decimals), dates, and capitalised names
+_SALIENT = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\$?\d[\d,]*(?:\.\d+)?%?"
+    r"|\b[A-Z]{2,}[\w-]*\b|\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b"
+)
+_COMMON = {
+    "The",
+    "A",
+    "An",
+    "This",
+    "That",
+    "It",
+    "You",
+    "Your",
+    "We",
+    "Our",
+    "I",
+    "If",
+    "In",
+    "On",
+    "For",
+}
+
+
+class LabelError(AnnotateError):
+    """A verdict that cannot be recorded as given; the message says why."""
+
+
+class TooSoonError(LabelError):
+    """The verdict came before the claim could have been read; nothing was stored."""
+
+
+class StaleVerdictError(LabelError):
+    """A newer verdict on this claim exists (another tab, device, or Back); nothing stored."""
+
+    def __init__(self, newer: dict[str, Any]) -> None:
+        self.newer = newer
+        super().__init__(
+            f"this claim already has your verdict {newer['label']!r} "
+            f"(recorded {newer['created_at']:%H:%M:%S}, from another tab or device): "
+            "keep it, or change it"
+        )
+
+
+def claim_version(text: str) -> str:
+    """The identity of a claim's text: a verdict names the version it was shown."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class ClaimView:
+    trace_id: str
+    claim_index: int
+    claim: dict[str, Any]
+    trace: dict[str, Any]
+    position: int
+    total: int
+    shown_at: datetime = field(default_factory=datetime.now)
+    based_on: int | None = None  # the reviewer's latest event on this claim when shown
+
+    @property
+    def version(self) -> str:
+        return claim_version(self.claim["text"])
+
+    @property
+    def key(self) -> str:
+        """Names this showing of the claim: widget keys built from it never outlive it."""
+        return f"{self.trace_id}|{self.claim_index}|{self.version}|{self.based_on}"
+
+    @property
+    def salient_terms(self) -> list[str]:
+        """The claim's numbers, names and dates, to highlight where the context has them."""
+        terms = []
+        for match in _SALIENT.finditer(self.claim["text"]):
+            term = match.group(0).rstrip(",.")
+            if term and term not in _COMMON and term not in terms:
+                terms.append(term)
+        return terms
+
+
+def rubric_labels(store: Store) -> tuple[int, list[dict[str, Any]]]:
+    return active_rubric(store)
+
+
+def unsupported_labels(store: Store) -> set[str]:
+    _, labels = active_rubric(store)
+    return {item["label"] for item in labels if item["binary"] == "unsupported"}
+
+
+def reviewer_queue(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    return sql.queue(store, reviewer, sample)
+
+
+def next_claim(
+    store: Store, reviewer: str, sample: str, items: list[dict[str, Any]] | None = None
+) -> ClaimView | None:
+    """The first claim in the reviewer's order with no verdict and no skip; None when done.
+
+    `items` is the reviewer's queue when the caller has just read it (one read a rerun)."""
+    items = sql.queue(store, reviewer, sample) if items is None else items
+    for position, item in enumerate(items, start=1):
+        if item["label"] is None and not item["skipped"]:
+            view = claim_view(store, item["trace_id"], item["claim_index"], position, len(items))
+            view.based_on = _latest_event_id(store, reviewer, view)
+            return view
+    return None
+
+
+def _latest_event_id(store: Store, reviewer: str, view: ClaimView) -> int | None:
+    latest = sql.latest_label_event(store, reviewer, view.trace_id, view.claim_index)
+    return int(latest["event_id"]) if latest else None
+
+
+def claim_view(
+    store: Store, trace_id: str, claim_index: int, position: int = 0, total: int = 0
+) -> ClaimView:
+    trace = trace_detail(store, trace_id)
+    if trace is None:
+        raise LabelError(f"no trace {trace_id!r}")
+    trace.pop("judge_verdicts", None)  # blind: the view never carries the judge's verdict
+    claim = next((c for c in trace["claims"] if c["claim_index"] == claim_index), None)
+    if claim is None:
+        raise LabelError(f"trace {trace_id!r} has no claim {claim_index}")
+    return ClaimView(trace_id, claim_index, claim, trace, position, total)
+
+
+def record_verdict(
+    store: Store,
+    reviewer: str,
+    view: ClaimView,
+    label: str,
+    error_type: str | None = None,
+    note: str | None = None,
+    min_dwell: timedelta = timedelta(0),
+) -> int:
+    """Append the verdict on exactly the claim of `view` and commit it; returns the event id.
+
+    Refused (nothing stored) when the account is inactive, the claim's text changed, the
+    claim was shown less than `min_dwell` ago (the page passes MIN_DWELL), or a newer verdict than `view.based_on`
+    exists (StaleVerdictError, unless it is the same verdict again: then it is that event)."""
+    version, labels = active_rubric(store)
+    names = [item["label"] for item in labels]
+    if label not in names:
+        raise LabelError(f"{label!r} is not in the active rubric; use one of: {', '.join(names)}")
+    if error_type and label not in unsupported_labels(store):
+        raise LabelError(f"an error type goes only with an unsupported label, not {label!r}")
+    if error_type and error_type not in ERROR_TYPES:
+        raise LabelError(
+            f"{error_type!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}"
+        )
+    _check_reviewer(store, reviewer, view)
+    if datetime.now() - view.shown_at < min_dwell:
+        raise TooSoonError(
+            "that key press came before the claim could be read; nothing was stored. "
+            "Read the claim, then press again."
+        )
+    row = {
+        "trace_id": view.trace_id,
+        "claim_index": view.claim_index,
+        "reviewer": reviewer,
+        "label": label,
+        "error_type": error_type or None,
+        "note": (note or "").strip() or None,
+        "rubric_version": version,
+        "shown_at": view.shown_at,
+        "based_on": view.based_on,
+        "claim_version": view.version,
+    }
+    with store.transaction():
+        latest = sql.latest_label_event(store, reviewer, view.trace_id, view.claim_index)
+        if latest is not None and latest["event_id"] != view.based_on:
+            if _same_verdict(latest, row):
+                return int(latest["event_id"])  # a repeat of the verdict just stored
+            raise StaleVerdictError(latest)
+        return sql.insert_label_event(store, row)
+
+
+def _same_verdict(event: dict[str, Any], row: dict[str, Any]) -> bool:
+    return all(event[name] == row[name] for name in ("label", "error_type", "note"))
+
+
+def _check_reviewer(store: Store, reviewer: str, view: ClaimView) -> None:
+    """The account may label, the trace is in its queue, the claim is the one shown."""
+    from annotate.accounts.users import is_active_account
+
+    if not is_active_account(store, reviewer):
+        raise LabelError(f"the account {reviewer!r} is not active; nothing was stored")
+    if not sql.is_assigned(store, reviewer, view.trace_id):
+        raise LabelError(f"trace {view.trace_id!r} is not in {reviewer}'s queue")
+    text = sql.claim_text(store, view.trace_id, view.claim_index)
+    if text is None or claim_version(text) != view.version:
+        raise LabelError(
+            f"claim {view.claim_index + 1} of trace {view.trace_id!r} is not the one shown; "
+            "nothing was stored"
+        )
+
+
+def skip_claim(store: Store, reviewer: str, view: ClaimView, reason: str) -> None:
+    if reason not in SKIP_REASONS:
+        raise LabelError(f"give a reason to skip: one of {', '.join(SKIP_REASONS)}")
+    _check_reviewer(store, reviewer, view)
+    with store.transaction():
+        sql.insert_skip(store, view.trace_id, view.claim_index, reviewer, reason)
+
+
+def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None:
+    """The claim of the reviewer's last verdict, to change it (the change is a new event)."""
+    last = sql.last_label_event(store, reviewer, sample)
+    if last is None:
+        return None
+    view = claim_view(store, last["trace_id"], last["claim_index"])
+    view.based_on = _latest_event_id(store, reviewer, view)
+    return view
+
+
+def view_after_stale(store: Store, reviewer: str, view: ClaimView) -> ClaimView:
+    """The same claim again, now based on the newer verdict: a change is a new event."""
+    fresh = claim_view(store, view.trace_id, view.claim_index, view.position, view.total)
+    fresh.based_on = _latest_event_id(store, reviewer, view)
+    fresh.shown_at = view.shown_at  # the reviewer has had this claim on screen all along
+    return fresh
+
+
+def progress(
+    store: Store, reviewer: str, sample: str, items: list[dict[str, Any]] | None = None
+) -> dict[str, int]:
+    items = sql.queue(store, reviewer, sample) if items is None else items
+    done = sum(1 for item in items if item["label"] is not None or item["skipped"])
+    return {"done": done, "assigned": len(items), "skipped": sum(1 for i in items if i["skipped"])}
+
+
+def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[str, Any]]:
+    """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it."""
+    if not reveal_judge_after_submit(store):
+        return []
+    labelled = sql.has_label(store, reviewer, view.trace_id, view.claim_index)
+    return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index) if labelled else []
+
+
+def min_dwell(store: Store) -> timedelta:
+    """How long a claim must have been shown before a verdict on it is taken."""
+    value = sql.get_setting(store, MIN_DWELL_KEY)
+    return timedelta(seconds=float(value)) if value is not None else MIN_DWELL
+
+
+def set_min_dwell(store: Store, seconds: float, actor: Actor | str | None = None) -> None:
+    if not 0 <= seconds <= 10:
+        raise LabelError(f"the time a claim must be shown is 0 to 10 seconds, not {seconds}")
+    with store.transaction():
+        sql.put_setting(store, MIN_DWELL_KEY, str(float(seconds)))
+        record_act(store, actor, "setting", MIN_DWELL_KEY, value=seconds)
+
+
+def reveal_judge_after_submit(store: Store) -> bool:
+    return sql.get_setting(store, "reveal_judge_after_submit") == "true"
+
+
+def set_reveal_judge_after_submit(
+    store: Store, reveal: bool, actor: Actor | str | None = None
+) -> None:
+    with store.transaction():
+        sql.put_setting(store, "reveal_judge_after_submit", "true" if reveal else "false")
+        record_act(store, actor, "setting", "reveal_judge_after_submit", value=reveal)

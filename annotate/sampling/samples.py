@@ -1,0 +1,232 @@
+"""Named samples: plan, draw and top up a seeded stratified sample, and list what exists.
+
+A sample's frame is the judgeable traces that match its filters among those
+imported when it was drawn, so a top-up sees the same frame. Each sampled trace
+is stored with its stratum, inclusion probability n_h / N_h and weight N_h / n_h.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.judge.labels import mapping_rows
+from annotate.sampling.allocation import (
+    ALLOCATIONS,
+    HASH_RULE,
+    STRATUM_COLUMNS,
+    Filters,
+    SampleError,
+    SampleSpec,
+    StratumPlan,
+    allocate,
+    allocation_weights,
+    explicit_sizes,
+)
+from annotate.store import Store
+from annotate.store import samples as sql
+
+
+@dataclass
+class Plan:
+    spec: SampleSpec
+    frame_size: int
+    excluded: dict[str, int]
+    strata: list[StratumPlan]
+    max_import_id: int
+    trace_ids: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(stratum.sample for stratum in self.strata)
+
+    def as_json(self) -> dict[str, Any]:
+        """The `annotate sample --json` document; its names are a contract."""
+        return {
+            "name": self.spec.name,
+            "seed": self.spec.seed,
+            "frame_size": self.frame_size,
+            "excluded": self.excluded,
+            "strata": [stratum.as_json(self.spec.by) for stratum in self.strata],
+            "trace_ids": self.trace_ids,
+        }
+
+
+def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> Plan:
+    """The per-stratum N_h, n_h and inclusion probability, before anything is stored."""
+    snapshot = sql.max_import_id(store) if snapshot is None else snapshot
+    counts, frame_size, excluded = frame_strata(store, spec, snapshot)
+    sizes = _sizes(spec, counts)
+    strata = [
+        StratumPlan(key, population, size, rate)
+        for (key, population, rate), size in zip(counts, sizes, strict=True)
+    ]
+    return Plan(spec, frame_size, excluded, strata, snapshot)
+
+
+def judge_outcomes(store: Store) -> list[tuple[str, str, str]]:
+    """(judge, label, outcome) for every mapped label any judge used (the stored mapping)."""
+    return [
+        (row["judge"], row["label"], row["outcome"])
+        for row in mapping_rows(store)
+        if row["outcome"] is not None
+    ]
+
+
+def frame_strata(
+    store: Store, spec: SampleSpec, snapshot: int
+) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
+    """The frame's strata (values, N_h, judge rate), its size, and what was excluded and why."""
+    _check_spec(store, spec)
+    counts = sql.strata_counts(store, spec.filters, spec.by, snapshot, judge_outcomes(store))
+    total, judgeable = sql.trace_totals(store, snapshot)
+    frame_size = sum(population for _, population, _ in counts)
+    if frame_size == 0:
+        raise SampleError(
+            f"the frame is empty: none of the {judgeable} judgeable traces (of {total}) match "
+            "the filters; widen or drop --where"
+        )
+    _check_columns_have_values(spec, counts)
+    excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
+    return counts, frame_size, excluded
+
+
+def _sizes(spec: SampleSpec, counts: list[tuple[Any, int, float | None]]) -> list[int]:
+    keys = [key for key, _, _ in counts]
+    populations = [population for _, population, _ in counts]
+    if spec.allocation == "explicit":
+        return explicit_sizes(keys, populations, spec.sizes)
+    if spec.n is None or spec.n <= 0:
+        raise SampleError(f"n must be a positive number of traces, got {spec.n}")
+    weights = allocation_weights(spec.allocation, populations, [rate for _, _, rate in counts])
+    return allocate(spec.n, populations, weights, spec.min_per_stratum)
+
+
+def _check_spec(store: Store, spec: SampleSpec) -> None:
+    if not spec.name.strip():
+        raise SampleError("give the sample a --name")
+    if spec.allocation not in ALLOCATIONS:
+        raise SampleError(
+            f"unknown allocation {spec.allocation!r}; use one of: {', '.join(ALLOCATIONS)}"
+        )
+    if spec.min_per_stratum < 0:
+        raise SampleError(f"the minimum per stratum must be 0 or more, got {spec.min_per_stratum}")
+    if not spec.by:
+        raise SampleError("stratify by at least one column, e.g. --by feature")
+    names = list(spec.by) + list(spec.filters.attributes)
+    for name in names:
+        if name not in STRATUM_COLUMNS and not sql.has_attribute(store, name):
+            known = ", ".join([*STRATUM_COLUMNS, *sql.attribute_names(store)])
+            raise SampleError(f"unknown column or attribute {name!r}; use one of: {known}")
+
+
+def _check_columns_have_values(
+    spec: SampleSpec, counts: list[tuple[Any, int, float | None]]
+) -> None:
+    for index, name in enumerate(spec.by):
+        if all(key[index] is None for key, _, _ in counts):
+            raise SampleError(
+                f"stratum column {name!r} has no values in the frame; stratify by another column"
+            )
+
+
+def draw_sample(store: Store, spec: SampleSpec, created_by: Actor | str | None = None) -> Plan:
+    """Plan, draw and store a new named sample, in one transaction; `created_by` is the actor
+    (the signed-in user; None: the OS user)."""
+    who = as_actor(created_by)
+    with store.transaction():
+        if sql.sample_row(store, spec.name) is not None:
+            raise SampleError(
+                f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
+            )
+        plan = plan_sample(store, spec)
+        sql.insert_sample(store, _sample_record(plan, who.name))
+        _store_draw(store, plan, [(s.values, 0, s.sample) for s in plan.strata], who.name)
+        record_act(store, who, "sample", spec.name, traces=len(plan.trace_ids), seed=spec.seed)
+    return plan
+
+
+def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None = None) -> Plan:
+    """Draw `extra` more traces into a sample: next in hash order, never a repeat."""
+    if extra <= 0:
+        raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
+    with store.transaction():
+        row = sql.sample_row(store, name)
+        if row is None:
+            raise SampleError(f"no sample named {name!r}; see `annotate samples` for the names")
+        spec = _spec_from_row(row)
+        current = {key: size for key, _, size, _ in sql.stored_strata(store, name)}
+        counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])
+        floors = [current.get(key, 0) for key, _, _ in counts]
+        populations = [population for _, population, _ in counts]
+        allocation = "proportional" if spec.allocation == "explicit" else spec.allocation
+        weights = allocation_weights(allocation, populations, [rate for _, _, rate in counts])
+        sizes = allocate(sum(floors) + extra, populations, weights, spec.min_per_stratum, floors)
+        strata = [
+            StratumPlan(key, population, size, rate)
+            for (key, population, rate), size in zip(counts, sizes, strict=True)
+        ]
+        plan = Plan(spec, frame_size, excluded, strata, row["max_import_id"])
+        ranges = [(s.values, low, s.sample) for s, low in zip(plan.strata, floors, strict=True)]
+        who = as_actor(created_by)
+        _store_draw(store, plan, ranges, who.name)
+        record_act(store, who, "top_up", name, added=len(plan.trace_ids))
+    return plan
+
+
+def _store_draw(
+    store: Store, plan: Plan, ranges: list[tuple[Any, int, int]], created_by: str
+) -> None:
+    spec = plan.spec
+    units = sql.draw_ranks(store, spec.filters, spec.by, plan.max_import_id, spec.seed, ranges)
+    sql.replace_strata(
+        store, spec.name, [(s.values, s.population, s.sample, s.judge_rate) for s in plan.strata]
+    )
+    sql.add_units(store, spec.name, sql.next_draw(store, spec.name), units, created_by)
+    sql.refresh_probabilities(store, spec.name)
+    plan.trace_ids = [trace_id for trace_id, _, _ in units]
+
+
+def _sample_record(plan: Plan, created_by: str) -> dict[str, Any]:
+    spec = plan.spec
+    return {
+        "name": spec.name,
+        "seed": spec.seed,
+        "by": list(spec.by),
+        "allocation": spec.allocation,
+        "min_per_stratum": spec.min_per_stratum,
+        "filters": spec.filters.as_json(),
+        "frame_size": plan.frame_size,
+        "excluded": plan.excluded,
+        "max_import_id": plan.max_import_id,
+        "hash_rule": HASH_RULE,
+        "created_at": datetime.now(),
+        "created_by": created_by,
+    }
+
+
+def _spec_from_row(row: dict[str, Any]) -> SampleSpec:
+    return SampleSpec(
+        name=row["name"],
+        n=None,
+        by=tuple(row["by_columns"]),
+        allocation=row["allocation"],
+        min_per_stratum=row["min_per_stratum"],
+        seed=row["seed"],
+        filters=Filters.from_json(row["filters"]),
+        sizes={},
+    )
+
+
+def list_samples(store: Store) -> list[dict[str, Any]]:
+    return sql.list_samples(store)
+
+
+def sample_trace_ids(store: Store, name: str) -> list[str]:
+    return [unit["trace_id"] for unit in sql.sample_units(store, name)]
+
+
+def sample_units(store: Store, name: str) -> list[dict[str, Any]]:
+    return sql.sample_units(store, name)

@@ -1,0 +1,6 @@
+"""stats: pure statistics on arrays and tables: agreement coefficients, Krippendorff's alpha,
+intervals (Wilson, BCa bootstrap), gold rules, the judge vs gold, the alternative annotator test.
+
+Numbers in, numbers out: imports numpy, scipy, krippendorff and `annotate.errors`; never store/,
+never an LLM (anthropic, `annotate.llm`), never streamlit (checked by import-linter).
+"""

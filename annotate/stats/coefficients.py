@@ -1,0 +1,260 @@
+"""Inter-rater statistics on a units x raters table of labels (None = not rated).
+
+Pure functions: no store, no streamlit. An undefined statistic (one category only, too few
+units) is Stat(value=None, reason=...), never a crash or a number. One definition each, as
+in Gwet (2014) and irrCAC: agreement over units with 2+ ratings, category shares over every
+rated unit. Every statistic is a function of per-unit sums (see `intervals`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+
+from annotate.stats.alpha import krippendorff_alpha, krippendorff_measure
+from annotate.stats.intervals import (
+    Z95,
+    Measure,
+    Stat,
+    Weights,
+    interval,
+    proportion,
+    ratio,
+    resample_weights,
+    wilson_interval,
+)
+from annotate.stats.ratings import (
+    WEIGHTS,
+    Label,
+    Table,
+    categories_of,
+    counts_table,
+    one_category,
+    undefined_reason,
+    weight_matrix,
+)
+
+__all__ = [
+    "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "interval", "krippendorff_alpha",
+    "krippendorff_measure", "one_category", "proportion", "ratio", "resample_weights",
+    "wilson_interval", "Weights",
+]  # fmt: skip
+
+
+def _chance_corrected(observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected < 1 - 1e-12, (observed - expected) / (1 - expected), np.nan)
+
+
+def _unit_features(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per unit [has 2+ ratings, its weighted pair agreement, is rated, its category shares]."""
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    weighted = counts @ weights.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agree = np.where(pairable, (counts * (weighted - 1)).sum(axis=1) / (m * (m - 1)), 0.0)
+        shares = np.where(m[:, None] > 0, counts / np.where(m > 0, m, 1)[:, None], 0.0)
+    return np.column_stack([pairable, agree, m > 0, shares]).astype(float)
+
+
+def _units_note(features: np.ndarray) -> str:
+    paired, rated = int(features[:, 0].sum()), int(features[:, 2].sum())
+    return (
+        f"agreement over {paired} units with 2+ ratings; category shares over {rated} rated "
+        f"units ({rated - paired} with one rating)"
+    )
+
+
+CHANCE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    # pi: (..., q) category shares; w: q x q agreement weights -> chance agreement (...)
+    "fleiss": lambda pi, w: np.einsum("...k,kl,...l->...", pi, w, pi),
+    "gwet": lambda pi, w: w.sum() / (w.shape[0] * (w.shape[0] - 1)) * (pi * (1 - pi)).sum(-1),
+    "brennan_prediger": lambda pi, w: np.full(pi.shape[:-1], w.sum() / w.shape[0] ** 2),
+}
+
+
+def family_measure(table: Table, chance: str, weights: str = "identity") -> Measure:
+    """Fleiss' kappa, Gwet's AC1/AC2 or Brennan-Prediger, for many raters and missing ratings.
+
+    pa = mean over units with r_i >= 2 of sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)), with
+    r*_ik = sum_l w_kl r_il; pi_k = mean over rated units of r_ik / r_i. Chance agreement:
+    Fleiss (generalised, Gwet 2014 eq. 2.26) sum_kl w_kl pi_k pi_l; Gwet T_w / (q (q - 1))
+    sum_k pi_k (1 - pi_k); Brennan-Prediger T_w / q^2. Coefficient (pa - pe) / (1 - pe).
+    """
+    categories = categories_of(table)
+    w = weight_matrix(categories, weights)
+    features = _unit_features(counts_table(table, categories), w)
+    expected = CHANCE[chance]
+
+    def value(s: np.ndarray) -> np.ndarray:
+        observed = ratio(s[..., 1], s[..., 0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pi = s[..., 3:] / s[..., 2:3]
+        return _chance_corrected(observed, expected(pi, w))
+
+    units = int(features[:, 0].sum())
+    name = {"fleiss": "kappa", "gwet": "AC1", "brennan_prediger": "Brennan-Prediger"}[chance]
+    reason = undefined_reason(units, len(categories), name, "no unit has two ratings")
+    return Measure(features, value, units, reason, _units_note(features))
+
+
+def percent_agreement_measure(table: Table, weights: str = "identity") -> Measure:
+    categories = categories_of(table)
+    features = _unit_features(counts_table(table, categories), weight_matrix(categories, weights))
+    units = int(features[:, 0].sum())
+    reason = None if units else "no unit has two ratings"
+    return Measure(features[:, :2], lambda s: ratio(s[..., 1], s[..., 0]), units, reason, floor=0.0)
+
+
+def fleiss_measure(table: Table, weights: str = "identity") -> Measure:
+    return family_measure(table, "fleiss", weights)
+
+
+def gwet_measure(table: Table, weights: str = "identity") -> Measure:
+    return family_measure(table, "gwet", weights)
+
+
+def brennan_prediger_measure(table: Table, weights: str = "identity") -> Measure:
+    return family_measure(table, "brennan_prediger", weights)
+
+
+def conger_measure(table: Table, weights: str = "identity") -> Measure:
+    """Conger's (1980) kappa, Cohen's for many raters, with missing ratings (Gwet 2014, 2.3).
+
+    pa as for Fleiss; p_gk = share of rater g's ratings in category k; chance agreement
+    sum_kl w_kl (pbar_k pbar_l - s_kl / r), s_kl the covariance of p_gk and p_gl over raters.
+    """
+    categories = categories_of(table)
+    q, raters = len(categories), len(table[0]) if table else 0
+    w = weight_matrix(categories, weights)
+    base = _unit_features(counts_table(table, categories), w)[:, :2]
+    index = {c: i for i, c in enumerate(categories)}
+    per_rater = np.zeros((len(table), raters * q))
+    for u, row in enumerate(table):
+        for g, label in enumerate(row):
+            if label is not None:
+                per_rater[u, g * q + index[label]] = 1
+
+    def value(s: np.ndarray) -> np.ndarray:
+        classified = s[..., 2:].reshape(*s.shape[:-1], raters, q)
+        rated = classified.sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = classified / rated[..., None]
+        p_mean = p.mean(axis=-2)
+        centred = p - p_mean[..., None, :]
+        s2 = np.einsum("...gk,...gl->...kl", centred, centred) / (raters - 1)
+        outer = p_mean[..., :, None] * p_mean[..., None, :]
+        expected = (w * (outer - s2 / raters)).sum(axis=(-1, -2))
+        return _chance_corrected(ratio(s[..., 1], s[..., 0]), expected)
+
+    units = int(base[:, 0].sum())
+    reason = undefined_reason(units, q, "Conger's kappa", "no unit has two ratings")
+    if raters < 2:
+        reason = "needs two or more raters"
+    features = np.column_stack([base, per_rater])
+    return Measure(features, value, units, reason, _units_note(np.column_stack([base, base])))
+
+
+def pair_measure(
+    a: Sequence[Label], b: Sequence[Label], chance: str = "cohen", weights: str = "identity"
+) -> Measure:
+    """Cohen's kappa (weighted: Cohen 1968) or Scott's pi for two raters on their shared units.
+
+    Cohen's is undefined, not 0, when one rater used a single category: it is then 0
+    whatever the other rater does (scikit-learn reports that 0), which says nothing.
+    """
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    categories = categories_of([list(p) for p in both])
+    index = {c: i for i, c in enumerate(categories)}
+    q = len(categories)
+    w = weight_matrix(categories, weights)
+    features = np.zeros((len(a), q * q))
+    for u, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x is not None and y is not None:
+            features[u, index[x] * q + index[y]] = 1
+
+    def value(s: np.ndarray) -> np.ndarray:
+        joint = s.reshape(*s.shape[:-1], q, q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            joint = joint / joint.sum(axis=(-1, -2))[..., None, None]
+        rows, columns = joint.sum(axis=-1), joint.sum(axis=-2)
+        spread = ((rows > 0).sum(axis=-1) > 1) & ((columns > 0).sum(axis=-1) > 1)
+        if chance == "scott":
+            rows = columns = (rows + columns) / 2
+        expected = (w * rows[..., :, None] * columns[..., None, :]).sum(axis=(-1, -2))
+        kappa = _chance_corrected((w * joint).sum(axis=(-1, -2)), expected)
+        return np.where(spread | (chance == "scott"), kappa, np.nan)
+
+    units = len(both)
+    name = "Scott's pi" if chance == "scott" else "kappa"
+    reason = undefined_reason(units, q, name, "the two raters share no units")
+    constant = min(len({x for x, _ in both}), len({y for _, y in both})) < 2
+    if reason is None and chance == "cohen" and constant:
+        reason = f"one rater used one category only: {name} is undefined"
+    return Measure(features, value, units, reason)
+
+
+def cohen_measure(a: Sequence[Label], b: Sequence[Label], weights: str = "identity") -> Measure:
+    return pair_measure(a, b, "cohen", weights)
+
+
+def scott_measure(a: Sequence[Label], b: Sequence[Label]) -> Measure:
+    return pair_measure(a, b, "scott")
+
+
+def percent_agreement(table: Table) -> Stat:
+    """Share of agreeing rater pairs within units, averaged over units with 2+ ratings."""
+    return percent_agreement_measure(table).point()
+
+
+def fleiss_kappa(table: Table, weights: str = "identity") -> Stat:
+    """Fleiss' kappa generalised to missing ratings (Gwet 2014; irrCAC `fleiss`)."""
+    return fleiss_measure(table, weights).point()
+
+
+def gwet_ac1(table: Table) -> Stat:
+    return gwet_measure(table).point()
+
+
+def gwet_ac2(table: Table, weights: str = "quadratic") -> Stat:
+    return gwet_measure(table, weights).point()
+
+
+def brennan_prediger(table: Table, weights: str = "identity") -> Stat:
+    return brennan_prediger_measure(table, weights).point()
+
+
+def conger_kappa(table: Table, weights: str = "identity") -> Stat:
+    return conger_measure(table, weights).point()
+
+
+def cohen_kappa(a: Sequence[Label], b: Sequence[Label], weights: str = "identity") -> Stat:
+    return cohen_measure(a, b, weights).point()
+
+
+def scott_pi(a: Sequence[Label], b: Sequence[Label]) -> Stat:
+    return scott_measure(a, b).point()
+
+
+MEASURES: dict[Callable[..., Stat], Callable[[Table], Measure]] = {
+    percent_agreement: percent_agreement_measure,
+    fleiss_kappa: fleiss_measure,
+    gwet_ac1: gwet_measure,
+    brennan_prediger: brennan_prediger_measure,
+    conger_kappa: conger_measure,
+    krippendorff_alpha: krippendorff_measure,
+}
+
+
+def bootstrap(
+    statistic: Callable[[Table], Stat],
+    table: Table,
+    groups: Sequence[Hashable],
+    repetitions: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Stat:
+    """Seeded BCa bootstrap of one of this module's statistics over groups of units."""
+    measure = MEASURES[statistic](table)
+    return interval(measure, groups, repetitions, seed, level, point=statistic(table))

@@ -1,0 +1,232 @@
+"""The judge's statistics on (verdict, gold) pairs: confusion, rates, kappa, coverage, intervals.
+
+Pure numbers, no store. Positive means unsupported. Claim-level intervals resample traces
+within strata (BCa); proportions never narrower than Wilson (tests/test_coverage_simulation.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from annotate.stats import coefficients as stats
+
+ABSTAINED = "abstained"  # a judge outcome that is never a class (mapped in annotate.judge.labels)
+JUDGE_STATISTICS = (
+    "sensitivity",
+    "specificity",
+    "precision",
+    "accuracy",
+    "balanced_accuracy",
+    "cohen_kappa",
+)
+
+
+@dataclass(frozen=True)
+class Pair:
+    trace_id: str
+    judge_unsupported: bool
+    gold_unsupported: bool
+    slice_values: dict[str, Any] = field(default_factory=dict)
+
+
+def _cell(pair: Pair) -> str:
+    if pair.judge_unsupported:
+        return "tp" if pair.gold_unsupported else "fp"
+    return "fn" if pair.gold_unsupported else "tn"
+
+
+def _one_hot(pairs: Sequence[Pair], cells: Sequence[str]) -> np.ndarray:
+    """units x cells: 1 where the unit falls in that cell of the confusion matrix."""
+    rows = [[_cell(p) == c for c in cells] for p in pairs]
+    return np.array(rows, dtype=float).reshape(-1, len(cells))
+
+
+def confusion(pairs: Sequence[Pair]) -> dict[str, int]:
+    found = Counter(_cell(p) for p in pairs)
+    return {cell: found[cell] for cell in ("tp", "fp", "tn", "fn")}
+
+
+def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    """Per unit one-hot [tp, fn, tn, fp]: the mean of sensitivity and specificity."""
+    features = _one_hot(pairs, ("tp", "fn", "tn", "fp"))
+
+    def value(s: np.ndarray) -> np.ndarray:
+        sensitivity = stats.ratio(s[..., 0], s[..., 0] + s[..., 1])
+        specificity = stats.ratio(s[..., 2], s[..., 2] + s[..., 3])
+        return (sensitivity + specificity) / 2
+
+    totals = features.sum(axis=0)
+    reason = None
+    if not (totals[0] + totals[1]) or not (totals[2] + totals[3]):
+        reason = "needs both supported and unsupported gold"
+    return stats.Measure(features, value, len(pairs), reason, floor=0.0)
+
+
+def _rate_measure(pairs: Sequence[Pair], hit: str, miss: str, reason: str) -> stats.Measure:
+    """hit / (hit + miss) as per-unit sums, for the bootstrap."""
+    features = _one_hot(pairs, (hit, miss))
+    totals = features.sum(axis=0)
+    return stats.Measure(
+        features,
+        lambda s: stats.ratio(s[..., 0], s[..., 0] + s[..., 1]),
+        int(totals.sum()),
+        None if totals.sum() else reason,
+        floor=0.0,
+    )
+
+
+def accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    features = _one_hot(pairs, ("tp", "tn", "fp", "fn"))
+    value = lambda s: stats.ratio(s[..., 0] + s[..., 1], s.sum(axis=-1))  # noqa: E731
+    return stats.Measure(features, value, len(pairs), None if pairs else "no units", floor=0.0)
+
+
+RATES = {  # statistic -> (hit cell, miss cell, why undefined)
+    "sensitivity": ("tp", "fn", "no unsupported gold in the denominator"),
+    "specificity": ("tn", "fp", "no supported gold in the denominator"),
+    "precision": ("tp", "fp", "no judge 'unsupported' verdicts in the denominator"),
+}
+
+
+def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
+    """Cohen's kappa of judge and gold; undefined (not 0) when gold has one class only.
+
+    With one gold class kappa is 0 whatever the judge does: a number that says nothing.
+    """
+    features = _one_hot(pairs, ("tp", "fp", "tn", "fn"))
+
+    def value(s: np.ndarray) -> np.ndarray:
+        tp, fp, tn, fn = (s[..., i] for i in range(4))
+        n = tp + fp + tn + fn
+        gold_u, judge_u = tp + fn, tp + fp
+        with np.errstate(divide="ignore", invalid="ignore"):
+            observed = (tp + tn) / n
+            expected = (gold_u * judge_u + (n - gold_u) * (n - judge_u)) / n**2
+            kappa = (observed - expected) / (1 - expected)
+        both = (gold_u > 0) & (gold_u < n)
+        return np.where(both & (expected < 1 - 1e-12), kappa, np.nan)
+
+    totals = features.sum(axis=0)
+    reason = None
+    if not len(pairs):
+        reason = "no units with gold and a verdict"
+    elif not totals[0] + totals[3]:
+        reason = "no unsupported claims in gold: kappa is undefined"
+    elif not totals[1] + totals[2]:
+        reason = "no supported claims in gold: kappa is undefined"
+    elif not totals[0] + totals[1] or not totals[2] + totals[3]:
+        reason = "the judge gave one verdict only: kappa is undefined"
+    return stats.Measure(features, value, len(pairs), reason)
+
+
+def is_independent(pairs: Sequence[Pair]) -> bool:
+    """One unit per trace: Wilson's independence holds (response level, one claim a trace)."""
+    return len({p.trace_id for p in pairs}) == len(pairs)
+
+
+def calibration_stats(
+    pairs: Sequence[Pair],
+    seed: int = 0,
+    repetitions: int = 1000,
+    strata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The judge's statistics on (verdict, gold) pairs; positive means unsupported.
+
+    Claims of one trace are not independent (a judge's errors cluster within a trace), so
+    every statistic gets a BCa bootstrap that resamples traces within strata. Only where
+    each trace gives one unit do proportions keep Wilson's interval.
+    """
+    counts = confusion(pairs)
+    traces = [p.trace_id for p in pairs]
+    weights = stats.resample_weights(
+        traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
+    )
+    measures = {name: _rate_measure(pairs, *cells) for name, cells in RATES.items()}
+    measures["accuracy"] = accuracy_measure(pairs)
+    measures["balanced_accuracy"] = balanced_accuracy_measure(pairs)
+    measures["cohen_kappa"] = kappa_measure(pairs)
+    independent = is_independent(pairs)
+    found: dict[str, Any] = {"n": len(pairs), "confusion": counts}
+    for name in JUDGE_STATISTICS:
+        if name not in (*RATES, "accuracy"):
+            found[name] = _interval(measures[name], weights, seed)
+        elif independent:
+            found[name] = _wilson(name, counts, len(pairs))
+        else:
+            found[name] = widened(
+                _interval(measures[name], weights, seed), _wilson(name, counts, len(pairs))
+            )
+    return found
+
+
+def widened(boot: dict[str, Any], wilson: dict[str, Any]) -> dict[str, Any]:
+    """The trace bootstrap's interval, reaching out to Wilson's bounds where those are wider.
+
+    Clustering within traces can only widen the honest interval beyond Wilson's (which
+    assumes independent claims); the bootstrap alone collapses when a proportion is 0 or 1
+    in the sample (every resample agrees) and runs short with few positives.
+    """
+    if wilson.get("low") is None:
+        return boot
+    if boot.get("low") is None:
+        return {**wilson, "method": f"Wilson (no bootstrap interval: {boot.get('reason')})"}
+    return {
+        **boot,
+        "low": min(boot["low"], wilson["low"]),
+        "high": max(boot["high"], wilson["high"]),
+        "method": f"{boot['method']}, widened to Wilson's bounds where those are wider",
+    }
+
+
+def _wilson(name: str, counts: Mapping[str, int], n: int) -> dict[str, Any]:
+    if name == "accuracy":
+        return stats.proportion(counts["tp"] + counts["tn"], n, "no units").as_json()
+    hit, miss, reason = RATES[name]
+    return stats.proportion(counts[hit], counts[hit] + counts[miss], reason).as_json()
+
+
+def _interval(measure: stats.Measure, weights: stats.Weights, seed: int) -> dict[str, Any]:
+    return stats.interval(measure, [], 0, seed, weights=weights).as_json()
+
+
+def coverage(
+    judged: Mapping[Any, Mapping[str, Any]],
+    gold: Mapping[Any, str],
+    seed: int,
+    repetitions: int,
+    strata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """How often the judge abstained on units with gold: never a class, reported here instead."""
+    units = sorted((u for u in judged if u in gold), key=repr)
+    abstained = [judged[u]["outcome"] == ABSTAINED for u in units]
+    labels = Counter(judged[u]["label"] for u, a in zip(units, abstained, strict=True) if a)
+    traces = [(u[0] if isinstance(u, tuple) else u) for u in units]
+    if len(set(traces)) == len(traces):
+        share = stats.proportion(sum(abstained), len(units), "no units with gold").as_json()
+    else:
+        measure = stats.Measure(
+            np.column_stack([np.ones(len(units)), abstained]).reshape(-1, 2).astype(float),
+            lambda s: stats.ratio(s[..., 1], s[..., 0]),
+            len(units),
+            None if units else "no units with gold",
+            floor=0.0,
+        )
+        weights = stats.resample_weights(
+            traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
+        )
+        share = widened(
+            _interval(measure, weights, seed),
+            stats.proportion(sum(abstained), len(units), "no units with gold").as_json(),
+        )
+    return {
+        "units": len(units),
+        "answered": len(units) - sum(abstained),
+        "abstained": sum(abstained),
+        "abstained_share": share,
+        "abstained_labels": dict(labels.most_common()),
+    }

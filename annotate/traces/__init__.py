@@ -1,0 +1,47 @@
+"""traces: the Trace row every input format becomes (rows.py), its validation (parse.py), and
+the limits the store can hold (limits.py, offsets.py).
+
+The bottom of the library, below store/: imports no other annotate package.
+"""
+
+from annotate.traces.parse import (
+    JUDGE_LEVELS,
+    KNOWN_FIELDS,
+    REQUIRED_FIELDS,
+    check_verdict,
+    parse_record,
+    parse_timestamp,
+)
+from annotate.traces.rows import (
+    Claim,
+    ContextItem,
+    JudgeVerdict,
+    Record,
+    RowError,
+    Trace,
+    describe_type,
+    printable,
+    shown,
+    to_json_bytes,
+    unexpected_error,
+)
+
+__all__ = [
+    "JUDGE_LEVELS",
+    "KNOWN_FIELDS",
+    "REQUIRED_FIELDS",
+    "Claim",
+    "ContextItem",
+    "JudgeVerdict",
+    "Record",
+    "RowError",
+    "Trace",
+    "check_verdict",
+    "describe_type",
+    "parse_record",
+    "parse_timestamp",
+    "printable",
+    "shown",
+    "to_json_bytes",
+    "unexpected_error",
+]

@@ -1,0 +1,105 @@
+"""The Calibration page's editors and downloads: the judge label mapping, the readiness
+thresholds, the disagreements with their context, and the prepared report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from annotate.agreement.calibration import DEFAULT_THRESHOLDS, save_thresholds
+from annotate.errors import AnnotateError
+from annotate.judge.labels import OUTCOMES, mapping_rows, set_label
+from annotate.labelling.session import claim_view
+from annotate.report.document import build_report, render_report
+from annotate.store import Store
+
+
+def judge_label_mapping(store: Store, judge: str, user, is_lead: bool) -> None:
+    """Every label the judge used and its outcome; a lead maps one at a time."""
+    rows = mapping_rows(store, judge)
+    st.dataframe(
+        pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
+        hide_index=True,
+        key="calibration_judge_labels",
+    )
+    if not is_lead:
+        st.caption("Only a lead can change the mapping.")
+        return
+    left, right, button = st.columns([2, 2, 1])
+    label = left.selectbox("Judge label", [r["label"] for r in rows], key="calibration_map_label")
+    outcome = right.selectbox("maps to", OUTCOMES, key="calibration_map_outcome")
+    if button.button("Save mapping", key="calibration_map_save"):
+        try:
+            set_label(store, judge, label, outcome, user.name)
+            st.rerun()
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+
+def thresholds_editor(store: Store, saved: dict, user) -> None:
+    """Leads edit and save the thresholds; nothing unsaved reaches a verdict or a report."""
+    columns = st.columns(len(DEFAULT_THRESHOLDS))
+    chosen = {}
+    for column, name in zip(columns, DEFAULT_THRESHOLDS, strict=True):
+        use = column.checkbox(
+            ui.fmt("require {}", name), value=saved[name] is not None, key=f"calibration_use_{name}"
+        )
+        value = column.number_input(
+            ui.fmt("minimum lower bound of {}", name),
+            -1.0,
+            1.0,
+            saved[name] or 0.8,
+            0.05,
+            key=f"calibration_min_{name}",
+        )
+        chosen[name] = value if use else None
+    if st.button("Save thresholds", key="calibration_save_thresholds"):
+        try:
+            save_thresholds(store, chosen, user.name)
+            st.rerun()
+        except AnnotateError as exc:
+            ui.show_error(exc)
+
+
+def disagreements(store: Store, found: list[dict]) -> None:
+    """The table of disagreements with gold; a claim-level one opens with its context."""
+    frame = pd.DataFrame(found)[
+        ["trace_id", "claim_index", "kind", "judge_label", "gold", "claim", "explanation"]
+    ]
+    st.dataframe(frame, hide_index=True, key="calibration_disagreements")
+    claims = [d for d in found if d["claim_index"] is not None]
+    if claims:
+        pick = st.selectbox(
+            "Open a disagreement with its context",
+            range(len(claims)),
+            format_func=lambda i: (
+                f"{claims[i]['trace_id']} · claim {claims[i]['claim_index'] + 1} · {claims[i]['kind']}"
+            ),
+            key="calibration_open",
+        )
+        chosen = claims[pick]
+        ui.show_text("Judge's explanation", chosen["explanation"])
+        ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+
+
+def report_downloads(store: Store, report: dict, settings: str, user) -> None:
+    """Prepare the report once for these settings, then offer its three files."""
+    if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
+        document = build_report(store, report, actor=user.name)
+        st.session_state["calibration_report"] = (settings, render_report(document))
+    prepared, files = st.session_state.get("calibration_report", (None, None))
+    if files and prepared == settings:
+        kinds = {
+            "report.html": "text/html",
+            "report.md": "text/markdown",
+            "report.json": "application/json",
+        }
+        for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
+            column.download_button(
+                ui.fmt("Download {}", name),
+                text,
+                file_name=name,
+                mime=kinds[name],
+                key=f"calibration_download_{name}",
+            )

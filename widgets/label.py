@@ -1,0 +1,165 @@
+"""The Label page's verdict flow: button callbacks, the stale-verdict question and the
+controls under a claim. Every callback is bound to the claim its button was drawn for."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import ui
+from annotate.claims.extraction import FLAG_REASONS, flag_claim
+from annotate.errors import AnnotateError
+from annotate.labelling.session import (
+    SKIP_REASONS,
+    ClaimView,
+    StaleVerdictError,
+    min_dwell,
+    previous_claim,
+    record_verdict,
+    skip_claim,
+    view_after_stale,
+)
+from annotate.store import Store
+from annotate.store.schema import ERROR_TYPES
+
+
+class Desk:
+    """One reviewer at one sample: what is on screen, and what each button does to it."""
+
+    def __init__(self, store: Store, user, sample: str, flagged, session: dict) -> None:
+        self.store, self.user, self.sample = store, user, sample
+        self.flagged, self.session = flagged, session
+        self.current = f"label_current::{sample}"
+
+    def showing(self) -> ClaimView | None:
+        return st.session_state.get("label_back") or st.session_state.get(self.current)
+
+    def submit(self, label: str, view: ClaimView) -> None:
+        """Button callback for the claim the button was drawn for (never "whatever is current").
+
+        Runs before the rerun, so the next claim is drawn after the commit."""
+        error_type = st.session_state.get("label_error_type")
+        try:
+            record_verdict(
+                self.store,
+                self.user.name,
+                view,
+                label,
+                error_type if label in self.flagged else None,
+                st.session_state.get("label_note", ""),
+                min_dwell=min_dwell(self.store),
+            )
+        except StaleVerdictError as exc:
+            st.session_state["label_stale"] = (view, label, exc.newer)
+            return
+        except AnnotateError as exc:
+            st.session_state["label_error"] = str(exc)
+            return
+        self.done_with(view)
+        self.session["count"] += 1
+        st.session_state["label_last"] = view
+        st.session_state["label_note"] = ""
+        st.session_state["label_error_type"] = None
+
+    def done_with(self, view: ClaimView) -> None:
+        """Move on only if `view` is still the claim on screen (a late repeat changes nothing)."""
+        st.session_state.pop("label_stale", None)
+        shown = self.showing()
+        if shown is not None and shown.key == view.key:
+            st.session_state.pop(self.current, None)
+            st.session_state.pop("label_back", None)
+
+    def keep_newer(self) -> None:
+        view, _, _ = st.session_state["label_stale"]
+        self.done_with(view)
+
+    def change_to_mine(self) -> None:
+        view, label, _ = st.session_state.pop("label_stale")
+        self.submit(label, view_after_stale(self.store, self.user.name, view))
+
+    def back(self) -> None:
+        st.session_state.pop("label_stale", None)
+        st.session_state["label_back"] = previous_claim(self.store, self.user.name, self.sample)
+
+    def flag(self, view: ClaimView) -> None:
+        flag_claim(
+            self.store,
+            view.trace_id,
+            view.claim_index,
+            self.user.name,
+            st.session_state["label_flag_reason"],
+        )
+        st.session_state["label_flagged"] = True
+
+    def skip(self, view: ClaimView) -> None:
+        try:
+            skip_claim(
+                self.store,
+                self.user.name,
+                view,
+                st.session_state.get("label_skip_reason", SKIP_REASONS[0]),
+            )
+        except AnnotateError as exc:
+            st.session_state["label_error"] = str(exc)
+            return
+        self.done_with(view)
+
+    def stale_question(self) -> bool:
+        """A newer verdict exists for the claim submitted: show it, ask to keep or change."""
+        stale = st.session_state.get("label_stale")
+        if stale is None:
+            return False
+        view, label, newer = stale
+        st.warning(
+            ui.fmt(
+                "This claim already has your verdict **{}**, recorded at {} from another tab, "
+                "device or Back. Nothing was stored from this tab.",
+                newer["label"],
+                f"{newer['created_at']:%H:%M:%S}",
+            )
+        )
+        keep, change, _ = st.columns([2, 2, 3])
+        keep.button(
+            ui.fmt("Keep {}", newer["label"]),
+            key="label_stale_keep",
+            on_click=ui.guard(self.keep_newer),
+        )
+        change.button(
+            ui.fmt("Change it to {}", label),
+            key="label_stale_change",
+            on_click=ui.guard(self.change_to_mine),
+        )
+        return True
+
+    def controls(self, view: ClaimView, shown: str) -> None:
+        """Error type, note, skip reason; Back, Skip, and flagging a badly extracted claim."""
+        left, middle, right = st.columns([2, 3, 2])
+        left.selectbox(
+            "Error type (unsupported labels)", [None, *ERROR_TYPES], key="label_error_type"
+        )
+        middle.text_input("Note (optional)", key="label_note")
+        right.selectbox("Skip reason", SKIP_REASONS, key="label_skip_reason")
+        back, skip, _ = st.columns([1, 1, 4])
+        back.button(
+            "Back",
+            key="label_back_button",
+            shortcut="b",
+            help="change your last verdict",
+            on_click=ui.guard(self.back),
+        )
+        skip.button(
+            "Skip",
+            key=f"label_skip_{shown}",
+            shortcut="s",
+            on_click=ui.guard(self.skip),
+            args=(view,),
+        )
+        with st.expander("Badly extracted claim?"):
+            st.selectbox("What is wrong", FLAG_REASONS, key="label_flag_reason")
+            st.button(
+                "Flag for the lead",
+                key=f"label_flag_{shown}",
+                on_click=ui.guard(self.flag),
+                args=(view,),
+            )
+            if st.session_state.pop("label_flagged", False):
+                st.caption("Flagged. Label it as best you can, or skip it.")
