@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: install run test bench format lint imports types check coverage data clean-db
+.PHONY: install run test bench format lint imports types check coverage mutate data clean-db
 
 install: $(STAMP)
 
@@ -50,6 +50,13 @@ coverage: install
 	$(BIN)/python -m coverage run --branch --source=annotate -m pytest -q -rs
 	$(BIN)/python -m coverage json -q -o coverage.json
 	$(BIN)/python tests/coverage_by_package.py coverage.json
+
+# Mutation testing of the modules in [tool.mutmut] (slow: not part of make test). Resumes
+# where it stopped; MODULE=annotate.sampling.allocation limits it to one module.
+mutate: install
+	$(BIN)/mutmut run $(if $(MODULE),"$(MODULE).*",)
+	$(BIN)/mutmut results --all true | awk '{print $$NF}' | sort | uniq -c
+	@$(BIN)/mutmut results --all true | awk '{n++} /killed/{k++} END {printf "mutation score: %d of %d killed (%.0f%%)\n", k, n, 100*k/n}'
 
 check: format lint types coverage
 
