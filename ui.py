@@ -123,6 +123,12 @@ def guard(callback):
     return guarded
 
 
+def session_ended() -> bool:
+    """True once a guarded callback or a page found this session's token no longer valid
+    (it forgot the session then): no store query, for the fragment's hot path."""
+    return TOKEN_KEY not in st.session_state
+
+
 def log_out() -> None:
     from annotate.accounts.users import end_session
 

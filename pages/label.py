@@ -44,7 +44,7 @@ desk = Desk(store, user, sample, flagged, session)
 
 @st.fragment
 def claim_area() -> None:
-    if ui.current_user() is None:  # signed out, deactivated or a new password elsewhere
+    if ui.session_ended():  # a guarded click found it signed out, deactivated or re-passworded
         st.rerun(scope="app")
     items = reviewer_queue(store, user.name, sample)  # one read serves the claim and the progress
     view = desk.showing()

@@ -192,9 +192,7 @@ def test_an_auditor_changes_no_setting_and_reports_carry_the_saved_thresholds(se
 
 
 def test_import_of_a_file_is_recorded_with_the_signed_in_lead(seeded, tmp_path):
-    app = run_app(USERS["lead"], PAGES["import"])
-    del app  # the page test of uploads is in test_pages.py; here the library route
-    store = open_store(seeded)
+    store = open_store(seeded)  # the page's import is in test_pages.py; here the library route
     try:
         extra = tmp_path / "more.jsonl"
         extra.write_text(json.dumps({"trace_id": "n-1", "response": "r", "context": ["c"]}) + "\n")

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
+from annotate.accounts.users import is_active_account
 from annotate.errors import AnnotateError
 from annotate.store import Store
 from annotate.store import assignments as sql
@@ -212,8 +213,6 @@ def _same_verdict(event: dict[str, Any], row: dict[str, Any]) -> bool:
 
 def _check_reviewer(store: Store, reviewer: str, view: ClaimView) -> None:
     """The account may label, the trace is in its queue, the claim is the one shown."""
-    from annotate.accounts.users import is_active_account
-
     if not is_active_account(store, reviewer):
         raise LabelError(f"the account {reviewer!r} is not active; nothing was stored")
     if not sql.is_assigned(store, reviewer, view.trace_id):
