@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from labelling_data import PASSWORD, prepare
 
+from annotate.accounts.activity import activity
 from annotate.accounts.users import (
     AuthError,
     add_user,
@@ -22,15 +24,23 @@ from annotate.accounts.users import (
 from annotate.labelling.adjudication import AdjudicationError, adjudicate, disagreements
 from annotate.labelling.assignment import assign
 from annotate.labelling.session import (
+    SKIP_REASONS,
     LabelError,
+    StaleVerdictError,
+    TooSoonError,
+    claim_view,
     judge_feedback,
+    min_dwell,
     next_claim,
     previous_claim,
     progress,
     record_verdict,
+    reveal_judge_after_submit,
     reviewer_queue,
+    set_min_dwell,
     set_reveal_judge_after_submit,
     skip_claim,
+    view_after_stale,
 )
 from annotate.sampling.allocation import SampleError
 from annotate.store import open_store
@@ -276,3 +286,119 @@ def test_gold_and_where_the_judge_disagrees_with_it(ready):
     adjudicate(ready, "lena", "lt-001", 1, "supported", "the context says $41.00")
     assert gold_labels(ready, "demo")[("lt-001", 1)] == "supported"
     assert len(judge_disagreements(ready, "demo")) == 2
+
+
+# -- the verdict path, case by case (found by mutation testing, tests/MUTATION.md) -------------
+
+
+def test_the_revealed_judge_verdict_is_the_one_on_this_claim(ready):
+    """Catches the judge feedback read for another claim of the trace (or none): the judge's
+    claim-level verdict in the fixture is on claim 2 only; the response verdict shows on all."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    set_reveal_judge_after_submit(ready, True)
+    first = next_claim(ready, "alice", "demo")
+    record_verdict(ready, "alice", first, "supported")
+    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", first)] == [
+        ("response", "unsupported")
+    ]
+    second = next_claim(ready, "alice", "demo")
+    assert (second.trace_id, second.claim_index) == (first.trace_id, 1)
+    record_verdict(ready, "alice", second, "supported")
+    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", second)] == [
+        ("claim", "unsupported"),
+        ("response", "unsupported"),
+    ]
+
+
+def test_reveal_turns_off_again_and_each_change_is_logged_with_its_actor(ready):
+    """Catches a setting that can be turned on but never off, and an unlogged change."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    record_verdict(ready, "alice", view, "supported")
+    set_reveal_judge_after_submit(ready, True, actor="lena")
+    assert reveal_judge_after_submit(ready) and judge_feedback(ready, "alice", view)
+    set_reveal_judge_after_submit(ready, False, actor="lena")
+    assert not reveal_judge_after_submit(ready)
+    assert judge_feedback(ready, "alice", view) == []
+    logged = [(a["actor"], a["subject"], a["detail"]) for a in activity(ready, kind="setting")]
+    assert logged == [
+        ("lena", "reveal_judge_after_submit", {"value": True}),
+        ("lena", "reveal_judge_after_submit", {"value": False}),
+    ]
+
+
+def test_the_minimum_dwell_is_a_logged_setting_from_0_to_10_seconds(ready):
+    """Catches the default, the bounds and the unit of the dwell setting drifting."""
+    assert min_dwell(ready) == timedelta(seconds=0.4)
+    set_min_dwell(ready, 1.5, actor="lena")
+    assert min_dwell(ready) == timedelta(seconds=1.5)
+    set_min_dwell(ready, 10)
+    set_min_dwell(ready, 0)
+    assert min_dwell(ready) == timedelta(0)
+    for bad in (-0.1, 10.5):
+        with pytest.raises(LabelError, match=f"0 to 10 seconds, not {bad}"):
+            set_min_dwell(ready, bad)
+    assert [(a["actor"], a["detail"]) for a in activity(ready, kind="setting")][0] == (
+        "lena",
+        {"value": 1.5},
+    )
+
+
+def test_a_press_before_the_dwell_stores_nothing_and_one_after_it_does(ready):
+    """Catches the dwell compared the wrong way round or not at all."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    with pytest.raises(TooSoonError, match="before the claim could be read; nothing was stored"):
+        record_verdict(ready, "alice", view, "supported", min_dwell=timedelta(seconds=30))
+    assert progress(ready, "alice", "demo")["done"] == 0
+    view.shown_at -= timedelta(seconds=31)
+    record_verdict(ready, "alice", view, "supported", min_dwell=timedelta(seconds=30))
+    assert progress(ready, "alice", "demo")["done"] == 1
+
+
+def test_a_repeat_is_the_same_event_a_different_verdict_is_stale_and_a_change_is_based_on_it(
+    ready,
+):
+    """Catches a repeat stored twice, a stale verdict overwriting a newer one, and a change
+    that does not name the event it changes."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    other_tab = claim_view(ready, view.trace_id, view.claim_index)
+    first = record_verdict(ready, "alice", view, "not_in_context", error_type="number", note="x")
+    assert record_verdict(ready, "alice", other_tab, "not_in_context", "number", " x ") == first
+    for label, error_type, note in (
+        ("supported", None, None),
+        ("not_in_context", "entity", "x"),
+        ("not_in_context", "number", "y"),
+    ):
+        with pytest.raises(StaleVerdictError) as stale:
+            record_verdict(ready, "alice", other_tab, label, error_type, note)
+        assert stale.value.newer["event_id"] == first
+        assert "already has your verdict 'not_in_context'" in str(stale.value)
+    fresh = view_after_stale(ready, "alice", other_tab)
+    assert (fresh.trace_id, fresh.claim_index, fresh.based_on) == (
+        view.trace_id,
+        view.claim_index,
+        first,
+    )
+    assert fresh.shown_at == other_tab.shown_at
+    changed = record_verdict(ready, "alice", fresh, "supported")
+    assert changed != first
+    events = ready.fetch_dicts(
+        "SELECT event_id, label, based_on FROM label_events ORDER BY event_id"
+    )
+    assert [(e["label"], e["based_on"]) for e in events] == [
+        ("not_in_context", None),
+        ("supported", first),
+    ]
+
+
+def test_a_skip_needs_one_of_the_reasons(ready):
+    """Catches the skip reason's message losing the list of reasons."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    with pytest.raises(LabelError) as refused:
+        skip_claim(ready, "alice", view, "bored")
+    assert str(refused.value) == f"give a reason to skip: one of {', '.join(SKIP_REASONS)}"
+    skip_claim(ready, "alice", view, SKIP_REASONS[0])
+    assert progress(ready, "alice", "demo") == {"done": 1, "assigned": 36, "skipped": 1}

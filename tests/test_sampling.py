@@ -6,7 +6,9 @@ import hashlib
 import json
 import math
 import random
+import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,9 @@ from annotate.sampling.allocation import (
     SampleError,
     SampleSpec,
     allocate,
+    explicit_sizes,
     neyman_weight,
+    parse_sizes,
     parse_where,
 )
 from annotate.sampling.samples import (
@@ -469,3 +473,65 @@ def test_an_abstaining_judge_does_not_make_a_stratum_look_risky(tmp_path):
         assert rates == {("a",): None, ("b",): 0.5}
     finally:
         store.close()
+
+
+# Found by mutation testing (tests/MUTATION.md): the parsers and the explicit sizes' checks.
+def test_where_clauses_parse_into_columns_attributes_times_and_judge() -> None:
+    """Catches a clause sent to the wrong filter, a value list not split or not stripped."""
+    where = parse_where(
+        [
+            " feature = billing_qa, hr_policy ,",
+            "attr.chunking=1000-200",
+            "tenant=acme",
+            "judge=unsupported,not_in_context",
+            "since=2026-03-01",
+            "until=2026-03-31T12:30",
+        ]
+    )
+    assert where.columns == {"feature": ("billing_qa", "hr_policy")}
+    assert where.attributes == {"chunking": ("1000-200",), "tenant": ("acme",)}
+    assert where.judge == ("unsupported", "not_in_context")
+    assert (where.since, where.until) == (datetime(2026, 3, 1), datetime(2026, 3, 31, 12, 30))
+    for bad in ("feature", "=billing_qa", "feature=", " = "):
+        with pytest.raises(SampleError, match="must look like NAME=VALUE"):
+            parse_where([bad])
+    with pytest.raises(SampleError, match=r"since='March 1' must be an ISO date"):
+        parse_where(["since=March 1"])
+
+
+def test_a_time_with_an_offset_is_converted_to_utc_not_to_the_machine_zone(monkeypatch) -> None:
+    """Trace times are naive UTC: `since=...+02:00` must not depend on the machine's zone."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        where = parse_where(["since=2026-03-01T00:00:00+02:00", "until=2026-03-02T01:00Z"])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert where.since == datetime(2026, 2, 28, 22, 0)
+    assert where.until == datetime(2026, 3, 2, 1, 0)
+
+
+def test_explicit_sizes_name_every_stratum_and_fit_it() -> None:
+    """Catches an unknown or missing stratum passing silently, and an off-by-one at the cap."""
+    keys = [("billing_qa", "financial"), ("hr_policy", None)]
+    sizes = parse_sizes({"billing_qa|financial": 20, "hr_policy|(none)": 5})
+    assert sizes == {("billing_qa", "financial"): 20, ("hr_policy", None): 5}
+    assert explicit_sizes(keys, [20, 9], sizes) == [20, 5]  # a whole stratum may be taken
+    with pytest.raises(SampleError) as unknown:
+        explicit_sizes(keys, [20, 9], {**sizes, ("legal", "x"): 1})
+    assert str(unknown.value) == (
+        "no stratum legal|x in the frame; strata are: billing_qa|financial, hr_policy|(none)"
+    )
+    with pytest.raises(SampleError) as missing:
+        explicit_sizes(keys, [20, 9], {("billing_qa", "financial"): 3})
+    assert str(missing.value) == (
+        "give a size for every stratum (0 leaves one out); missing: hr_policy|(none)"
+    )
+    with pytest.raises(SampleError) as too_big:
+        explicit_sizes(keys, [19, 9], sizes)
+    assert str(too_big.value) == (
+        "stratum billing_qa|financial has 19 traces; its size must be 0..19, got 20"
+    )
+    with pytest.raises(SampleError, match="must be 0..9, got -1"):
+        explicit_sizes(keys, [20, 9], {**sizes, ("hr_policy", None): -1})

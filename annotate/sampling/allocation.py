@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from annotate.errors import UsageError
@@ -91,10 +91,12 @@ def _parse_moment(key: str, raw: str) -> datetime:
         moment = datetime.fromisoformat(raw)
     except ValueError:
         raise SampleError(f"--where {key}={raw!r} must be an ISO date such as 2026-03-01") from None
+    # Trace times are stored as naive UTC (traces/limits.py); an offset given here is converted
+    # to UTC, never to the machine's local zone.
     return (
         moment.replace(tzinfo=None)
         if moment.tzinfo is None
-        else moment.astimezone().replace(tzinfo=None)
+        else moment.astimezone(UTC).replace(tzinfo=None)
     )
 
 

@@ -1,0 +1,114 @@
+"""Rules that turn labels into numbers, pinned case by case.
+
+Written from the mutants `make mutate` left alive (tests/MUTATION.md): each test names the
+mistake it catches. Gold and response outcomes follow README "Gold" and "Response level"; the
+widened interval is the one readiness reads.
+"""
+
+from __future__ import annotations
+
+from annotate.stats.gold import (
+    EXCLUDED,
+    SUPPORTED,
+    UNSUPPORTED,
+    Evidence,
+    claim_gold,
+    response_gold,
+    response_labels,
+    response_outcome,
+)
+from annotate.stats.judge import widened
+
+BINARY = {
+    "supported": SUPPORTED,
+    "unsupported": UNSUPPORTED,
+    "not_in_context": UNSUPPORTED,
+    "not_a_claim": EXCLUDED,
+}
+
+
+def vote(reviewer: str, trace: str, index: int, label: str) -> dict:
+    return {
+        "reviewer": reviewer,
+        "trace_id": trace,
+        "claim_index": index,
+        "label": label,
+        "error_type": None,
+    }
+
+
+def test_a_response_is_supported_only_when_every_kept_claim_is_known_and_supported() -> None:
+    """Catches `kept or all(...)`: an unknown claim, or a response of excluded claims only,
+    called supported."""
+    assert response_outcome({0: SUPPORTED, 1: SUPPORTED}, [0, 1]) == SUPPORTED
+    assert response_outcome({0: SUPPORTED, 1: EXCLUDED}, [0, 1]) == SUPPORTED
+    assert response_outcome({0: SUPPORTED, 1: None}, [0, 1]) is None  # one claim unresolved
+    assert response_outcome({0: SUPPORTED}, [0, 1]) is None  # one claim not labelled
+    assert response_outcome({0: EXCLUDED, 1: EXCLUDED}, [0, 1]) is None  # nothing to judge
+    assert response_outcome({}, []) is None
+    assert response_outcome({0: None, 1: UNSUPPORTED}, [0, 1]) == UNSUPPORTED  # any one decides
+
+
+def test_an_adjudication_settles_the_claim_for_every_reviewer_at_response_level() -> None:
+    """Catches response gold read without the adjudications, an adjudicated label not mapped
+    to its binary outcome, and claims of another trace used."""
+    evidence = Evidence(
+        sample="s",
+        binary=BINARY,
+        votes=[
+            vote("ana", "t1", 0, "supported"),
+            vote("ana", "t1", 1, "supported"),
+            vote("ben", "t1", 0, "supported"),
+            vote("ben", "t1", 1, "not_in_context"),
+            vote("ana", "t2", 0, "supported"),
+            vote("ben", "t2", 0, "supported"),
+        ],
+        adjudications={("t1", 1): {"label": "not_in_context", "error_type": None}},
+        claims={"t1": [0, 1], "t2": [0, 1]},  # t2's claim 1 was never labelled
+    )
+    before = response_labels(evidence)
+    assert before == {"ana": {"t1": SUPPORTED}, "ben": {"t1": UNSUPPORTED}}
+    after = response_labels(evidence, adjudicated=True)
+    assert after == {"ana": {"t1": UNSUPPORTED}, "ben": {"t1": UNSUPPORTED}}
+    # The reviewers disagreed on t1 until the adjudication; t2 has an unlabelled claim.
+    assert response_gold(evidence) == {"t1": UNSUPPORTED}
+    gold = claim_gold(evidence)
+    assert (gold[("t1", 1)].binary, gold[("t1", 1)].source) == (UNSUPPORTED, "adjudicated")
+
+
+def test_without_a_claim_list_a_response_is_the_claims_its_reviewer_labelled() -> None:
+    """Catches the fallback to the labelled claims lost when the store gave no claim list."""
+    evidence = Evidence(
+        sample=None,
+        binary=BINARY,
+        votes=[vote("ana", "t1", 0, "supported"), vote("ana", "t1", 3, "supported")],
+        adjudications={},
+    )
+    assert response_labels(evidence) == {"ana": {"t1": SUPPORTED}}
+
+
+WILSON = {"point": 0.8, "low": 0.6, "high": 0.9, "method": "Wilson"}
+
+
+def test_the_widened_interval_takes_the_wider_bound_on_each_side() -> None:
+    """Catches a bound left at the bootstrap's (or Wilson's) when the other reaches further:
+    readiness reads the low bound."""
+    narrow = {"point": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
+    got = widened(narrow, WILSON)
+    assert (got["low"], got["high"], got["point"]) == (0.6, 0.9, 0.8)
+    assert got["method"] == "BCa trace bootstrap, widened to Wilson's bounds where those are wider"
+    wide = {"point": 0.8, "low": 0.5, "high": 0.95, "method": "BCa trace bootstrap"}
+    assert (widened(wide, WILSON)["low"], widened(wide, WILSON)["high"]) == (0.5, 0.95)
+    mixed = {"point": 0.8, "low": 0.55, "high": 0.88, "method": "BCa trace bootstrap"}
+    assert (widened(mixed, WILSON)["low"], widened(mixed, WILSON)["high"]) == (0.55, 0.9)
+
+
+def test_a_missing_interval_on_either_side_is_said_not_invented() -> None:
+    """Catches an undefined Wilson treated as defined, and a missing bootstrap hidden."""
+    undefined = {"point": None, "low": None, "high": None, "reason": "no positives"}
+    boot = {"point": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
+    assert widened(boot, undefined) == boot
+    failed = {"point": None, "low": None, "high": None, "reason": "every resample agrees"}
+    got = widened(failed, WILSON)
+    assert (got["low"], got["high"]) == (0.6, 0.9)
+    assert got["method"] == "Wilson (no bootstrap interval: every resample agrees)"
