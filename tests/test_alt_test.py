@@ -118,7 +118,7 @@ def test_the_generated_tables_are_what_their_script_makes() -> None:
     made = script.tables()
     assert {path: (GENERATED / path).read_text() for path in made} == made
     rates = {row["winning_rate"] for row in json.loads(made["expected.json"])}
-    assert 0.0 in rates and 1.0 in rates and rates - {0.0, 1.0}  # the table spans the range
+    assert {0.0, 0.5, 1.0} < rates  # the table spans the range and the pass boundary
     humans = json.loads(made["panel_small/human_annotations.json"])
     assert min(len(units) for units in humans.values()) < 30  # a skipped annotator is exercised
 
