@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from annotate.cli import main
 from annotate.store import Store, open_store
@@ -17,6 +18,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 if str(ROOT) not in sys.path:  # pages import `ui` from the repo root
     sys.path.insert(0, str(ROOT))
+
+# `make mutate` runs the tests with --hypothesis-profile=mutate: a mutant only has to make a
+# property fail, so the failing example is reported at once instead of being shrunk.
+settings.register_profile("mutate", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
 @pytest.fixture
