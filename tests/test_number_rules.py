@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn import metrics
+from statsmodels.stats.proportion import proportion_confint
 
 from annotate.stats.gold import (
     EXCLUDED,
@@ -21,7 +22,7 @@ from annotate.stats.gold import (
     response_labels,
     response_outcome,
 )
-from annotate.stats.judge import Pair, calibration_stats, widened
+from annotate.stats.judge import Pair, calibration_stats, coverage, widened
 
 BINARY = {
     "supported": SUPPORTED,
@@ -163,3 +164,34 @@ def test_balanced_accuracy_needs_both_gold_outcomes() -> None:
         assert found["reason"] == "needs both supported and unsupported gold"
     found = calibration_stats(one_verdict, repetitions=50)["balanced_accuracy"]
     assert found["value"] == 0.5 and found.get("reason") is None
+
+
+def test_the_judges_abstentions_are_counted_on_units_with_gold() -> None:
+    """Catches abstentions counted on the wrong units, the wrong way round, or with a wrong
+    interval (coverage had no direct test)."""
+    judged = {
+        ("t1", 0): {"outcome": "abstained", "label": "unsure"},
+        ("t2", 0): {"outcome": "unsupported", "label": "bad"},
+        ("t3", 0): {"outcome": "abstained", "label": "unsure"},
+        ("t4", 0): {"outcome": "abstained", "label": "no idea"},  # no gold: not counted
+        ("t5", 0): {"outcome": "supported", "label": "fine"},
+    }
+    gold = {("t1", 0): "supported", ("t2", 0): "unsupported", ("t3", 0): "supported"}
+    gold[("t5", 0)] = "supported"
+    found = coverage(judged, gold, seed=0, repetitions=100)
+    assert (found["units"], found["answered"], found["abstained"]) == (4, 2, 2)
+    assert found["abstained_labels"] == {"unsure": 2}
+    low, high = proportion_confint(2, 4, method="wilson")
+    share = found["abstained_share"]
+    assert share["value"] == 0.5
+    assert (share["low"], share["high"]) == pytest.approx((low, high), abs=1e-12)
+    clustered = {(t, i): v for (t, _), v in judged.items() for i in range(2)}
+    cluster_gold = {(t, i): g for (t, _), g in gold.items() for i in range(2)}
+    found = coverage(clustered, cluster_gold, seed=0, repetitions=200)
+    assert (found["units"], found["abstained"]) == (8, 4)
+    share = found["abstained_share"]
+    low, high = proportion_confint(4, 8, method="wilson")
+    assert share["value"] == 0.5 and share["low"] <= low and share["high"] >= high
+    assert "widened to Wilson" in share["method"]
+    empty = coverage(judged, {}, seed=0, repetitions=50)
+    assert empty["units"] == 0 and empty["abstained_share"]["reason"] == "no units with gold"
