@@ -133,3 +133,13 @@ def test_strata_of_one_trace_are_pooled_and_one_trace_gives_no_interval():
     stat = interval(share, ["t1", "t1"], 100, 0)
     assert stat.value == 0.5 and stat.low is None
     assert stat.reason == "one group per stratum: nothing to resample for an interval"
+
+
+def test_the_bootstrap_defaults_are_1000_resamples_seed_0_at_95_percent():
+    """Catches a default changed under the callers that rely on it (found by mutation testing)."""
+    table = fleiss_table()
+    groups = [i // 2 for i in range(len(table))]
+    default = bootstrap(fleiss_kappa, table, groups)
+    assert default.method.endswith("; BCa bootstrap over 5 groups, 1000 resamples, seed 0")
+    assert default == bootstrap(fleiss_kappa, table, groups, 1000, 0, 0.95)
+    assert default != bootstrap(fleiss_kappa, table, groups, 1000, 0, 0.9)

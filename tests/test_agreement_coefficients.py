@@ -189,3 +189,8 @@ def test_scores_written_as_text_are_ordinal_in_the_agreement_document():
     labels = [[None if v is None else f"label-{v}" for v in row] for row in RAW_4RATERS]
     nominal = group_statistics(labels, weights, 0, list(SCORE_STATS))
     assert all(v["value"] is None and "needs numeric" in v["reason"] for v in nominal.values())
+
+
+def test_ac2_weights_quadratically_unless_told():
+    """Catches AC2's default weights changed (irrCAC's gwet.ac2 default is quadratic: 0.914)."""
+    assert round(gwet_ac2(RAW_4RATERS).value, 3) == 0.914
