@@ -21,6 +21,7 @@ from annotate.stats.gold import (
     response_gold,
     response_labels,
     response_outcome,
+    unresolved,
 )
 from annotate.stats.judge import Pair, calibration_stats, coverage, widened
 
@@ -195,3 +196,23 @@ def test_the_judges_abstentions_are_counted_on_units_with_gold() -> None:
     assert "widened to Wilson" in share["method"]
     empty = coverage(judged, {}, seed=0, repetitions=50)
     assert empty["units"] == 0 and empty["abstained_share"]["reason"] == "no units with gold"
+
+
+def test_unresolved_claims_depend_on_the_scale() -> None:
+    """Catches the full scale's unresolved list read from the binary gold: two different
+    unsupported labels agree on the binary scale and disagree on the full one."""
+    evidence = Evidence(
+        sample="s",
+        binary={**BINARY, "contradicted": UNSUPPORTED},
+        votes=[
+            vote("ana", "t1", 0, "contradicted"),
+            vote("ben", "t1", 0, "not_in_context"),
+            vote("ana", "t1", 1, "supported"),
+            vote("ben", "t1", 1, "not_in_context"),
+        ],
+        adjudications={},
+    )
+    gold = claim_gold(evidence)
+    assert unresolved(gold) == [("t1", 1)]
+    assert unresolved(gold, "binary") == [("t1", 1)]
+    assert unresolved(gold, "full") == [("t1", 0), ("t1", 1)]
