@@ -193,6 +193,7 @@ def test_judge_equal_to_the_majority_passes() -> None:
     assert result["passed"] is True
     assert result["units"] == 40
     assert result["verdict"].startswith("The judge can stand in for a reviewer here")
+    assert result["reason"] is None  # callers show `verdict or reason`
     json.dumps(result, allow_nan=False)
 
 
