@@ -216,3 +216,27 @@ def test_unresolved_claims_depend_on_the_scale() -> None:
     assert unresolved(gold) == [("t1", 1)]
     assert unresolved(gold, "binary") == [("t1", 1)]
     assert unresolved(gold, "full") == [("t1", 0), ("t1", 1)]
+
+
+def test_resamples_where_gold_has_one_class_say_nothing_about_kappa() -> None:
+    """Catches such resamples counted as kappa 0: a judge that is right on every claim, with
+    2 unsupported claims among 31 traces, has kappa 1 in every resample where it is defined."""
+    pairs = [Pair("t0", True, True), Pair("t30", True, True)]
+    pairs += [Pair(f"t{i}", False, False) for i in range(1, 30)]
+    kappa = calibration_stats(pairs, repetitions=500)["cohen_kappa"]
+    assert (kappa["value"], kappa["low"], kappa["high"]) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "reason"),
+    [
+        ([], "no units with gold and a verdict"),
+        ([Pair("a", True, False), Pair("b", False, False)], "no unsupported claims in gold"),
+        ([Pair("a", True, True), Pair("b", False, True)], "no supported claims in gold"),
+        ([Pair("a", True, True), Pair("b", True, False)], "the judge gave one verdict only"),
+    ],
+)
+def test_kappa_says_why_it_is_undefined(pairs: list[Pair], reason: str) -> None:
+    """Catches an undefined kappa shown as a number, or with another case's reason."""
+    kappa = calibration_stats(pairs, repetitions=50)["cohen_kappa"]
+    assert kappa["value"] is None and kappa["reason"].startswith(reason)
