@@ -94,6 +94,14 @@ class Store:
         row = self.fetchone(sql, params)
         return row[0] if row else None
 
+    def fetch_arrow(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """The result as a pyarrow Table (bulk reads: exports, the auditor bundle)."""
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
         """Bulk insert an Arrow table; `table` comes from a closed set of names."""
         names = ", ".join(columns)
