@@ -182,3 +182,30 @@ def ppi_unit_variance(rate: float, sensitivity: float, specificity: float) -> fl
     false_alarm = (1 - rate) * (1 - specificity)
     mean = missed - false_alarm
     return min(missed + false_alarm - mean**2, rate * (1 - rate))
+
+
+def score_summary(scores: Sequence[float], buckets: int = 10) -> dict[str, object]:
+    """A score histogram with equal-width buckets, and p50 / p95 / standard deviation."""
+    values = np.asarray(scores, dtype=float)
+    if not len(values):
+        return {"count": 0, "reason": "no scores"}
+    counts, edges = np.histogram(values, bins=buckets)
+    return {
+        "count": len(values),
+        "p50": float(np.percentile(values, 50)),
+        "p95": float(np.percentile(values, 95)),
+        "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+        "buckets": [
+            {"low": float(lo), "high": float(hi), "count": int(c)}
+            for lo, hi, c in zip(edges[:-1], edges[1:], counts, strict=True)
+        ],
+    }
+
+
+def planning_rate(hits: int, n: int) -> float:
+    """The rate a plan assumes: within the current Wilson interval, the value nearest 1/2
+    (the largest variance the data allow), so the planned labels suffice in most outcomes."""
+    if n == 0:
+        return 0.5
+    low, high = wilson_interval(hits, n)
+    return min(max(0.5, low), high)
