@@ -19,7 +19,7 @@ import pandas as pd
 
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
-from annotate.stats.intervals import resample_weights
+from annotate.stats.intervals import resample_weights, wilson_interval
 
 ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
 LEVELS = ("claim", "response")
@@ -92,7 +92,9 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
     rate, low, high = found
     if math.isnan(low):
         return est.Rate(rate, None, None, n, method, "too few traces per stratum for an interval")
-    return est.Rate(rate, low, high, n, method)
+    # A bootstrap collapses at 0% or 100%: reach out to Wilson's bounds at the same point and n.
+    wide_low, wide_high = wilson_interval(rate * n, n)
+    return est.Rate(rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's")
 
 
 def judge_raw(inputs: RatesInput, values: Mapping[str, Any], level: str) -> est.Rate:
