@@ -16,12 +16,24 @@ def stores(tmp_path_factory):
         "borderline": {"billing_qa": 0.12, "hr_policy": 0.10},
     }.items():
         made[name] = make_store(tmp_path_factory.mktemp(name), rates)
-    made["small"] = make_store(tmp_path_factory.mktemp("small"), {"billing_qa": 0.2, "hr_policy": 0.2}, sample_n=12)
+    made["small"] = make_store(
+        tmp_path_factory.mktemp("small"), {"billing_qa": 0.2, "hr_policy": 0.2}, sample_n=12
+    )
     return made
 
 
 def test_rates_json_has_every_estimator_per_slice_with_the_contract_names(cli, stores):
-    result = cli("rates", "--sample", "main", "--by", "feature", "--json", "--resamples", "200", db=stores["bad"])
+    result = cli(
+        "rates",
+        "--sample",
+        "main",
+        "--by",
+        "feature",
+        "--json",
+        "--resamples",
+        "200",
+        db=stores["bad"],
+    )
     assert result.code == 0, result.err
     rows = result.json()["rows"]
     keys = {"slice", "level", "estimator", "n", "rate", "low", "high", "method", "state"}
@@ -38,13 +50,25 @@ def test_rates_json_has_every_estimator_per_slice_with_the_contract_names(cli, s
 
 
 def test_gate_exits_0_when_every_interval_is_under_the_threshold(cli, stores):
-    result = cli("gate", "--sample", "main", "--max-rate", "0.10", "--resamples", "200", db=stores["clean"])
+    result = cli(
+        "gate", "--sample", "main", "--max-rate", "0.10", "--resamples", "200", db=stores["clean"]
+    )
     assert result.code == 0, result.out + result.err
     assert "ok: every interval lies under the threshold" in result.out
 
 
 def test_gate_exits_1_on_a_breach(cli, stores):
-    result = cli("gate", "--sample", "main", "--max-rate", "0.10", "--slice", "feature=hr_policy", "--json", db=stores["bad"])
+    result = cli(
+        "gate",
+        "--sample",
+        "main",
+        "--max-rate",
+        "0.10",
+        "--slice",
+        "feature=hr_policy",
+        "--json",
+        db=stores["bad"],
+    )
     assert result.code == 1, result.err
     document = result.json()
     assert document["rows"][0]["slice"] == {"feature": "hr_policy"}
@@ -52,7 +76,17 @@ def test_gate_exits_1_on_a_breach(cli, stores):
 
 
 def test_gate_exits_4_when_the_threshold_is_inside_the_interval(cli, stores):
-    result = cli("gate", "--sample", "main", "--max-rate", "0.10", "--json", "--resamples", "200", db=stores["borderline"])
+    result = cli(
+        "gate",
+        "--sample",
+        "main",
+        "--max-rate",
+        "0.10",
+        "--json",
+        "--resamples",
+        "200",
+        db=stores["borderline"],
+    )
     assert result.code == 4, result.err
     row = result.json()["rows"][0]
     assert row["low"] < 0.10 < row["high"] and row["state"] == "warning"
@@ -68,7 +102,17 @@ def test_gate_on_the_corrected_rate_refuses_a_slice_where_the_judge_is_not_calib
 
 
 def test_gate_on_the_corrected_rate_runs_where_the_judge_is_calibrated(cli, stores):
-    result = cli("gate", "--sample", "main", "--max-rate", "0.10", "--estimator", "judge_corrected", "--json", db=stores["bad"])
+    result = cli(
+        "gate",
+        "--sample",
+        "main",
+        "--max-rate",
+        "0.10",
+        "--estimator",
+        "judge_corrected",
+        "--json",
+        db=stores["bad"],
+    )
     assert result.code == 1, result.err
     assert result.json()["rows"][0]["estimator"] == "judge_corrected"
 
@@ -79,9 +123,13 @@ def test_sample_show_lists_traces_with_stratum_probability_and_weight(cli, store
     document = result.json()
     assert len(document["units"]) == 120
     strata = {tuple(s["stratum"]): s for s in document["strata"]}
-    assert strata[("hr_policy",)]["population"] == 100 and strata[("hr_policy",)]["sample_size"] == 60
+    assert (
+        strata[("hr_policy",)]["population"] == 100 and strata[("hr_policy",)]["sample_size"] == 60
+    )
     unit = next(u for u in document["units"] if u["stratum_key"] == '["hr_policy"]')
-    assert unit["inclusion_probability"] == pytest.approx(0.6) and unit["weight"] == pytest.approx(100 / 60)
+    assert unit["inclusion_probability"] == pytest.approx(0.6) and unit["weight"] == pytest.approx(
+        100 / 60
+    )
     csv = cli("sample", "show", "main", "--csv", db=stores["clean"])
     assert csv.out.splitlines()[0] == "trace_id,stratum,draw,inclusion_probability,weight"
     assert len(csv.out.splitlines()) == 121
@@ -96,7 +144,17 @@ def test_plan_labels_asks_fewer_labels_with_an_accurate_judge(cli, stores):
 
 
 def test_trend_reports_windows_and_names_its_drift_test(cli, stores):
-    result = cli("trend", "--sample", "main", "--window", "week", "--json", "--resamples", "200", db=stores["bad"])
+    result = cli(
+        "trend",
+        "--sample",
+        "main",
+        "--window",
+        "week",
+        "--json",
+        "--resamples",
+        "200",
+        db=stores["bad"],
+    )
     assert result.code == 0, result.err
     document = result.json()
     assert document["rows"] and all("week" in r["slice"] for r in document["rows"])

@@ -22,10 +22,15 @@ def fixed_example():
 
 
 def test_one_stratum_ppi_equals_ppi_python():
+    """Without the floor on the standard error (rectifier_floor) the numbers are ppi-python's."""
     gold, judged, unlabelled = fixed_example()
-    rate, low, high = est.ppi_stratified([est.StratumData(1.0, gold, judged, unlabelled)])
+    rate, low, high = est.ppi_stratified(
+        [est.StratumData(1.0, gold, judged, unlabelled)], floor=False
+    )
     reference = float(np.ravel(ppi_mean_pointestimate(gold, judged, unlabelled))[0])
-    ref_low, ref_high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(gold, judged, unlabelled, alpha=0.05))
+    ref_low, ref_high = (
+        float(np.ravel(v)[0]) for v in ppi_mean_ci(gold, judged, unlabelled, alpha=0.05)
+    )
     assert rate == pytest.approx(reference, abs=1e-12)
     assert (low, high) == pytest.approx((ref_low, ref_high), abs=1e-12)
 
@@ -34,7 +39,7 @@ def test_strata_combine_by_population_share_with_independent_variances():
     gold, judged, unlabelled = fixed_example()
     other = (gold[:40], judged[:40], unlabelled[:500])
     parts = [est.StratumData(3.0, gold, judged, unlabelled), est.StratumData(1.0, *other)]
-    rate, low, high = est.ppi_stratified(parts)
+    rate, low, high = est.ppi_stratified(parts, floor=False)
     points, ses = [], []
     for y, yhat, rest in ((gold, judged, unlabelled), other):
         points.append(float(np.ravel(ppi_mean_pointestimate(y, yhat, rest))[0]))
@@ -44,6 +49,17 @@ def test_strata_combine_by_population_share_with_independent_variances():
     half = 1.959963984540054 * math.sqrt((0.75 * ses[0]) ** 2 + (0.25 * ses[1]) ** 2)
     assert rate == pytest.approx(expected, abs=1e-12)
     assert (low, high) == pytest.approx((expected - half, expected + half), abs=1e-9)
+
+
+def test_the_floor_keeps_a_stratum_that_never_disagreed_from_claiming_no_error():
+    gold = np.array([0.0] * 38 + [1.0] * 2)
+    data = est.StratumData(1.0, gold, gold.copy(), np.zeros(5000))
+    _, se_raw = est.ppi_stratum(data, floor=False)
+    point, se = est.ppi_stratum(data)
+    assert se_raw == 0.0  # ppi-python: no disagreement seen, no rectifier variance
+    quarter = 0.25 / 40.5
+    assert se == pytest.approx(math.sqrt((2 * quarter) / 40))  # miss = alarm: no mean term
+    assert point == pytest.approx(0.0)
 
 
 def test_rogan_gladen_equals_the_hand_computed_example():
@@ -61,7 +77,9 @@ def test_weighted_ratio_is_the_horvitz_thompson_ratio():
     features = np.array([[w * u, w * c] for (u, c), w in zip(traces, weights, strict=True)])
     draws, _, strata = resample_weights(list(range(6)), 500, 0, ["A"] * 3 + ["B"] * 3)
     rate, low, high = est.weighted_ratio(features, draws, np.arange(6), strata)
-    by_hand = (300 * (1 + 0 + 0) + 100 / 3 * (2 + 1 + 2)) / (300 * (2 + 3 + 1) + 100 / 3 * (2 + 2 + 4))
+    by_hand = (300 * (1 + 0 + 0) + 100 / 3 * (2 + 1 + 2)) / (
+        300 * (2 + 3 + 1) + 100 / 3 * (2 + 2 + 4)
+    )
     assert rate == pytest.approx(by_hand)
     assert 0 <= low <= rate <= high <= 1
 

@@ -26,19 +26,31 @@ def _split(text: str | None) -> list[str]:
 
 
 def _scope(command: argparse.ArgumentParser, sample_required: bool = True) -> None:
-    command.add_argument("--sample", required=sample_required, help="the sample the rates come from")
-    command.add_argument("--judge", help="the judge whose verdicts are used (default: the one with most verdicts)")
+    command.add_argument(
+        "--sample", required=sample_required, help="the sample the rates come from"
+    )
+    command.add_argument(
+        "--judge", help="the judge whose verdicts are used (default: the one with most verdicts)"
+    )
     command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
 
 
 def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
-    rates = commands.add_parser("rates", help="hallucination rates per slice, four estimators, with intervals")
+    rates = commands.add_parser(
+        "rates", help="hallucination rates per slice, four estimators, with intervals"
+    )
     _scope(rates)
-    rates.add_argument("--by", help="slice columns: feature, risk_category, model, day, week, month, or attributes")
+    rates.add_argument(
+        "--by", help="slice columns: feature, risk_category, model, day, week, month, or attributes"
+    )
     rates.add_argument("--level", choices=LEVELS, help="claim or response (default: both)")
-    rates.add_argument("--threshold", type=float, help="alert threshold (default: the saved setting, 0.10)")
-    rates.add_argument("--details", action="store_true", help="also error types and the judge's score histogram")
+    rates.add_argument(
+        "--threshold", type=float, help="alert threshold (default: the saved setting, 0.10)"
+    )
+    rates.add_argument(
+        "--details", action="store_true", help="also error types and the judge's score histogram"
+    )
     common(rates)
     rates.set_defaults(run=lambda args: run_rates(args, writer, emit))
 
@@ -52,7 +64,9 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     common(gate)
     gate.set_defaults(run=lambda args: run_gate_command(args, writer, emit))
 
-    plan = commands.add_parser("plan-labels", help="labels each stratum needs for a target interval width")
+    plan = commands.add_parser(
+        "plan-labels", help="labels each stratum needs for a target interval width"
+    )
     _scope(plan)
     plan.add_argument("--width", type=float, required=True, help="target total width, e.g. 0.04")
     common(plan)
@@ -76,20 +90,26 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
     common(export)
     export.set_defaults(run=lambda args: run_export(args, writer, emit, say))
 
-    otel = commands.add_parser("export-otel", help="append OTel gen_ai.evaluation.result records (JSON Lines)")
+    otel = commands.add_parser(
+        "export-otel", help="append OTel gen_ai.evaluation.result records (JSON Lines)"
+    )
     _scope(otel)
     otel.add_argument("--out", required=True)
     common(otel)
     otel.set_defaults(run=lambda args: run_otel(args, writer, emit, say))
 
-    bundle = commands.add_parser("bundle", help="the auditor bundle: one zip to re-derive every rate from")
+    bundle = commands.add_parser(
+        "bundle", help="the auditor bundle: one zip to re-derive every rate from"
+    )
     _scope(bundle)
     bundle.add_argument("--by", default="feature,risk_category")
     bundle.add_argument("--out", required=True)
     common(bundle)
     bundle.set_defaults(run=lambda args: run_bundle(args, writer, emit, say))
 
-    verify = commands.add_parser("verify-bundle", help="check a bundle's hashes and recompute its rates")
+    verify = commands.add_parser(
+        "verify-bundle", help="check a bundle's hashes and recompute its rates"
+    )
     verify.add_argument("zip")
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(run=lambda args: run_verify(args, emit, say))
@@ -97,13 +117,19 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
 
 def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     out = out or sys.stdout
-    print(f"{'slice':40} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state", file=out)
+    print(
+        f"{'slice':40} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state",
+        file=out,
+    )
     for row in rows:
         label = ", ".join(f"{k}={v}" for k, v in row["slice"].items()) or "overall"
         rate = "-" if row["rate"] is None else f"{row['rate']:.1%}"
         span = "" if row["low"] is None else f"[{row['low']:.1%}, {row['high']:.1%}]"
         note = f"  ({row['reason']})" if row.get("reason") else ""
-        print(f"{label[:40]:40} {row['level']:8} {row['estimator']:16} {row['n']:>7} {rate:>7} {span:>17}  {row['state']}{note}", file=out)
+        print(
+            f"{label[:40]:40} {row['level']:8} {row['estimator']:16} {row['n']:>7} {rate:>7} {span:>17}  {row['state']}{note}",
+            file=out,
+        )
 
 
 def run_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
@@ -145,10 +171,16 @@ def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     if args.json:
         emit(plan)
         return 0
-    print(f"{'stratum':44} {'N_h':>8} {'labelled':>8} {'more, no judge':>15} {'more, with judge':>17}")
+    print(
+        f"{'stratum':44} {'N_h':>8} {'labelled':>8} {'more, no judge':>15} {'more, with judge':>17}"
+    )
     for s in plan["strata"]:
-        print(f"{s['stratum'][:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}")
-    print(f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it")
+        print(
+            f"{s['stratum'][:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
+        )
+    print(
+        f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it"
+    )
     return 0
 
 
@@ -156,14 +188,23 @@ def run_trend(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
         threshold = load_threshold(store)
         inputs = load_inputs(store, args.sample, [args.window], args.judge)
-        found = trend(inputs, args.window, args.level, threshold=threshold, resamples=args.resamples, seed=args.seed)
+        found = trend(
+            inputs,
+            args.window,
+            args.level,
+            threshold=threshold,
+            resamples=args.resamples,
+            seed=args.seed,
+        )
     if args.json:
         emit(found)
         return 0
     print_rows(found["rows"])
     for d in found["drift"]:
         flag = "DRIFT" if d["alert"] else "no drift"
-        print(f"{d['estimator']}: {d['from']} -> {d['to']}: {d['change']:+.1%} (z {d['z']:.2f}, p {d['p']:.3f}) {flag}")
+        print(
+            f"{d['estimator']}: {d['from']} -> {d['to']}: {d['change']:+.1%} (z {d['z']:.2f}, p {d['p']:.3f}) {flag}"
+        )
     print(f"test: {found['test']}")
     return 0
 
@@ -172,7 +213,9 @@ def run_export(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     by = _split(args.by)
     with writer(args) as store:
         inputs = load_inputs(store, args.sample, by, args.judge)
-        rows = rate_rows(inputs, by, LEVELS, ESTIMATORS, load_threshold(store), args.resamples, args.seed)
+        rows = rate_rows(
+            inputs, by, LEVELS, ESTIMATORS, load_threshold(store), args.resamples, args.seed
+        )
         digest = write_export(store, rows, args.format, args.out, args.actor, args.sample)
     if args.json:
         emit({"path": args.out, "rows": len(rows), "sha256": digest})
@@ -198,7 +241,9 @@ def run_bundle(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         )  # fmt: skip
     if args.json:
         emit(found)
-    say(f"wrote the bundle {args.out}: {found['files']} files, {found['rows']} rates (sha256 {found['sha256']})")
+    say(
+        f"wrote the bundle {args.out}: {found['files']} files, {found['rows']} rates (sha256 {found['sha256']})"
+    )
     return 0
 
 
@@ -208,7 +253,11 @@ def run_verify(args: argparse.Namespace, emit: Any, say: Any) -> int:
         emit({"ok": found["ok"], "problems": found["problems"], "rows": found["rows"]})
     for problem in found["problems"]:
         say(f"problem: {problem}")
-    say("bundle verified: every hash matches and the rates recompute exactly" if found["ok"] else "bundle FAILED verification")
+    say(
+        "bundle verified: every hash matches and the rates recompute exactly"
+        if found["ok"]
+        else "bundle FAILED verification"
+    )
     return 0 if found["ok"] else 1
 
 
@@ -217,19 +266,38 @@ def run_sample_show(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         summary = frame_summary(store, args.show_name)
         units = sample_units(store, args.show_name)
     if args.json:
-        emit({"sample": args.show_name, "units": units, "strata": summary["strata"], "frame_size": summary["frame_size"]})
+        emit(
+            {
+                "sample": args.show_name,
+                "units": units,
+                "strata": summary["strata"],
+                "frame_size": summary["frame_size"],
+            }
+        )
         return 0
     if getattr(args, "csv", False):
         buffer = io.StringIO()
         out = csv.writer(buffer, lineterminator="\n")
         out.writerow(["trace_id", "stratum", "draw", "inclusion_probability", "weight"])
         for u in units:
-            out.writerow([neutralise(u["trace_id"]), neutralise(u["stratum_key"]), u["draw"], u["inclusion_probability"], u["weight"]])
+            out.writerow(
+                [
+                    neutralise(u["trace_id"]),
+                    neutralise(u["stratum_key"]),
+                    u["draw"],
+                    u["inclusion_probability"],
+                    u["weight"],
+                ]
+            )
         sys.stdout.write(buffer.getvalue())
         return 0
     print(f"sample {args.show_name!r}: {len(units)} traces from a frame of {summary['frame_size']}")
     for s in summary["strata"]:
-        print(f"  {' | '.join(map(str, s['stratum'])):40} N_h {s['population']:>8}  n_h {s['sample_size']:>6}  pi {s['inclusion_probability'] or 0:.4f}")
+        print(
+            f"  {' | '.join(map(str, s['stratum'])):40} N_h {s['population']:>8}  n_h {s['sample_size']:>6}  pi {s['inclusion_probability'] or 0:.4f}"
+        )
     for u in units:
-        print(f"  {u['trace_id']:24} {u['stratum_key']:40} pi {u['inclusion_probability']:.4f}  weight {u['weight']:.2f}")
+        print(
+            f"  {u['trace_id']:24} {u['stratum_key']:40} pi {u['inclusion_probability']:.4f}  weight {u['weight']:.2f}"
+        )
     return 0

@@ -105,7 +105,9 @@ def build_bundle(
     inputs = load_inputs(store, sample, by, judge)
     params = {"sample": sample, "by": list(by), "levels": ["claim", "response"],
               "judge": inputs.judge, "threshold": threshold, "resamples": resamples, "seed": seed}  # fmt: skip
-    rows = rate_rows(inputs, by, params["levels"], threshold=threshold, resamples=resamples, seed=seed)
+    rows = rate_rows(
+        inputs, by, params["levels"], threshold=threshold, resamples=resamples, seed=seed
+    )
     files["rates.json"] = _json({"params": params, "rows": rows})
     files.update(_reports(store, sample, inputs.judge))
     manifest = {
@@ -114,7 +116,9 @@ def build_bundle(
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "created_by": who.name,
         "sample": sample,
-        "files": [{"path": p, "sha256": sha256(d), "bytes": len(d)} for p, d in sorted(files.items())],
+        "files": [
+            {"path": p, "sha256": sha256(d), "bytes": len(d)} for p, d in sorted(files.items())
+        ],
     }
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -140,7 +144,10 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
             raise UsageError(f"{path}: no {MANIFEST}; this is not an annotate bundle")
         manifest = json.loads(bundle.read(MANIFEST))
         listed = {f["path"]: f for f in manifest["files"]}
-        problems += [f"{n}: in the zip but not in the manifest" for n in sorted(names - set(listed) - {MANIFEST})]
+        problems += [
+            f"{n}: in the zip but not in the manifest"
+            for n in sorted(names - set(listed) - {MANIFEST})
+        ]
         contents = {}
         for name, entry in sorted(listed.items()):
             if name not in names:

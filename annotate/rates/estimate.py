@@ -84,7 +84,14 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
         f"{traces} traces within {strata} strata, {design.resamples} resamples, seed {design.seed}"
     )
     if traces < MIN_TRACES:
-        return est.Rate(None, None, None, n, method, f"too little data: {traces} labelled traces (< {MIN_TRACES})")
+        return est.Rate(
+            None,
+            None,
+            None,
+            n,
+            method,
+            f"too little data: {traces} labelled traces (< {MIN_TRACES})",
+        )
     features = np.where(mask[:, None], design.features, 0.0)
     found = est.weighted_ratio(features, design.draws, members, strata)
     if found is None:
@@ -94,7 +101,9 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
         return est.Rate(rate, None, None, n, method, "too few traces per stratum for an interval")
     # A bootstrap collapses at 0% or 100%: reach out to Wilson's bounds at the same point and n.
     wide_low, wide_high = wilson_interval(rate * n, n)
-    return est.Rate(rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's")
+    return est.Rate(
+        rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's"
+    )
 
 
 def judge_raw(inputs: RatesInput, values: Mapping[str, Any], level: str) -> est.Rate:
@@ -114,26 +123,32 @@ def _pairs(inputs: RatesInput, level: str) -> pd.DataFrame:
         found = inputs.responses.merge(inputs.frame[["trace_id", "jr"]], on="trace_id")
         found = found.dropna(subset=["jr"]).rename(columns={"jr": "judge"})
     else:
-        outcomes = inputs.judge_claims[inputs.judge_claims["outcome"].isin(["supported", "unsupported"])]
+        outcomes = inputs.judge_claims[
+            inputs.judge_claims["outcome"].isin(["supported", "unsupported"])
+        ]
         found = inputs.claims.merge(outcomes, on=["trace_id", "claim_index"])
         found = found.assign(judge=(found["outcome"] == "unsupported").astype(float))
     strata = inputs.units[["trace_id", "stratum"]].drop_duplicates("trace_id")
     return found[["trace_id", "gold", "judge"]].merge(strata, on="trace_id")
 
 
-def judge_corrected(inputs: RatesInput, values: Mapping[str, Any], level: str, pairs: pd.DataFrame) -> est.Rate:
+def judge_corrected(
+    inputs: RatesInput, values: Mapping[str, Any], level: str, pairs: pd.DataFrame
+) -> est.Rate:
     frame = inputs.frame[_mask(inputs.frame, values)]
     in_slice = pairs[pairs["trace_id"].isin(frame["trace_id"])]
     method = (
         f"PPI++ (ppi-python, power-tuned) per stratum on judge {inputs.judge}"
         + _rubric(inputs)
-        + f", combined with the strata's population shares; normal interval; {level}s as units"
+        + f", combined with the strata's population shares; normal interval, each stratum's standard error at least that of a quarter pseudo-count of misses and false alarms; {level}s as units"
     )
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
     strata, reason = _ppi_strata(frame, in_slice, level)
     if reason:
-        return est.Rate(None, None, None, len(in_slice), method, f"judge not calibrated here: {reason}")
+        return est.Rate(
+            None, None, None, len(in_slice), method, f"judge not calibrated here: {reason}"
+        )
     rate, low, high = est.ppi_stratified(strata)
     return est.Rate(rate, low, high, len(in_slice), method)
 
@@ -143,7 +158,9 @@ def _rubric(inputs: RatesInput) -> str:
     return f" (rubric version {', '.join(map(str, versions))})" if versions else ""
 
 
-def _ppi_strata(frame: pd.DataFrame, pairs: pd.DataFrame, level: str) -> tuple[list[est.StratumData], str | None]:
+def _ppi_strata(
+    frame: pd.DataFrame, pairs: pd.DataFrame, level: str
+) -> tuple[list[est.StratumData], str | None]:
     if len(pairs) < MIN_PAIRS:
         return [], f"{len(pairs)} units with gold and a judge verdict (< {MIN_PAIRS})"
     labelled = set(pairs["trace_id"])
@@ -160,14 +177,29 @@ def _ppi_strata(frame: pd.DataFrame, pairs: pd.DataFrame, level: str) -> tuple[l
             continue
         gold = pairs[pairs["stratum"] == stratum]
         if len(gold) < MIN_STRATUM_PAIRS:
-            return [], f"stratum {stratum} has {len(gold)} units with gold and a judge verdict (< {MIN_STRATUM_PAIRS})"
+            return (
+                [],
+                f"stratum {stratum} has {len(gold)} units with gold and a judge verdict (< {MIN_STRATUM_PAIRS})",
+            )
         judged = gold["judge"].to_numpy(float)
-        found.append(est.StratumData(float(share), gold["gold"].to_numpy(float), judged, unlabelled if len(unlabelled) else judged))
+        found.append(
+            est.StratumData(
+                float(share),
+                gold["gold"].to_numpy(float),
+                judged,
+                unlabelled if len(unlabelled) else judged,
+            )
+        )
     return found, None if found else "no judge verdicts in this slice"
 
 
 def rogan_gladen(
-    inputs: RatesInput, design: Design, values: Mapping[str, Any], level: str, raw: est.Rate, pairs: pd.DataFrame
+    inputs: RatesInput,
+    design: Design,
+    values: Mapping[str, Any],
+    level: str,
+    raw: est.Rate,
+    pairs: pd.DataFrame,
 ) -> est.Rate:
     method = (
         f"Rogan-Gladen on judge {inputs.judge}'s raw rate with its sensitivity and specificity on "
@@ -176,11 +208,25 @@ def rogan_gladen(
     frame = inputs.frame[_mask(inputs.frame, values)]
     in_slice = pairs[pairs["trace_id"].isin(frame["trace_id"])]
     if raw.rate is None or len(in_slice) < MIN_PAIRS:
-        return est.Rate(None, None, None, len(in_slice), method, f"judge not calibrated here: {len(in_slice)} units with gold and a verdict (< {MIN_PAIRS})")
+        return est.Rate(
+            None,
+            None,
+            None,
+            len(in_slice),
+            method,
+            f"judge not calibrated here: {len(in_slice)} units with gold and a verdict (< {MIN_PAIRS})",
+        )
     cells = _cells(design, in_slice)
     rate, low, high = est.rogan_gladen_interval(raw.rate, cells, design.draws)
     if rate is None:
-        return est.Rate(None, None, None, len(in_slice), method, "sensitivity + specificity <= 1: the judge is no better than chance here")
+        return est.Rate(
+            None,
+            None,
+            None,
+            len(in_slice),
+            method,
+            "sensitivity + specificity <= 1: the judge is no better than chance here",
+        )
     if math.isnan(low):
         return est.Rate(rate, None, None, len(in_slice), method, "too few pairs for an interval")
     return est.Rate(rate, low, high, len(in_slice), method)
@@ -188,15 +234,19 @@ def rogan_gladen(
 
 def _cells(design: Design, pairs: pd.DataFrame) -> np.ndarray:
     """groups x [tp, fn, tn, fp], aligned with the design's resampled traces."""
-    kinds = pd.DataFrame(
-        {
-            "trace_id": pairs["trace_id"],
-            "tp": (pairs["gold"] == 1) & (pairs["judge"] == 1),
-            "fn": (pairs["gold"] == 1) & (pairs["judge"] == 0),
-            "tn": (pairs["gold"] == 0) & (pairs["judge"] == 0),
-            "fp": (pairs["gold"] == 0) & (pairs["judge"] == 1),
-        }
-    ).groupby("trace_id").sum()
+    kinds = (
+        pd.DataFrame(
+            {
+                "trace_id": pairs["trace_id"],
+                "tp": (pairs["gold"] == 1) & (pairs["judge"] == 1),
+                "fn": (pairs["gold"] == 1) & (pairs["judge"] == 0),
+                "tn": (pairs["gold"] == 0) & (pairs["judge"] == 0),
+                "fp": (pairs["gold"] == 0) & (pairs["judge"] == 1),
+            }
+        )
+        .groupby("trace_id")
+        .sum()
+    )
     aligned = kinds.reindex(design.units["trace_id"]).fillna(0)
     return aligned.to_numpy(float)
 
@@ -243,7 +293,9 @@ def _estimates(inputs, design, values, level, estimators, pairs) -> dict[str, es
     return found
 
 
-def _row(values, level, name, rate: est.Rate, threshold: float, inputs: RatesInput) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _row(
+    values, level, name, rate: est.Rate, threshold: float, inputs: RatesInput
+) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     row: dict[str, Any] = {
         "slice": dict(values),
         "level": level,

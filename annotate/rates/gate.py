@@ -45,7 +45,9 @@ def parse_slices(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--slice takes COLUMN=VALUE, got {item!r} (e.g. --slice feature=billing_qa)")
+            raise UsageError(
+                f"--slice takes COLUMN=VALUE, got {item!r} (e.g. --slice feature=billing_qa)"
+            )
         found[name.strip()] = value
     return found
 
@@ -97,7 +99,10 @@ def gate_code(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
     if all(s == OK for s in states):
         return EXIT_OK, "ok: every interval lies under the threshold"
     unsure = [_label(r["slice"]) for r in rows if r["state"] != OK]
-    return EXIT_WARNING, "warning: the threshold is inside the interval (or no number) in " + ", ".join(unsure)
+    return (
+        EXIT_WARNING,
+        "warning: the threshold is inside the interval (or no number) in " + ", ".join(unsure),
+    )
 
 
 def _label(values: Mapping[str, Any]) -> str:

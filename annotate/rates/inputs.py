@@ -86,7 +86,10 @@ def load_inputs(
     )  # fmt: skip
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
     claims, responses = gold_tables(store, sample)
-    strata = [(stratum_key_text(key), population) for key, population, _, _ in stored_strata(store, sample)]
+    strata = [
+        (stratum_key_text(key), population)
+        for key, population, _, _ in stored_strata(store, sample)
+    ]
     return RatesInput(
         sample=sample,
         strata_columns=strata_columns,

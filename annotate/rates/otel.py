@@ -51,7 +51,11 @@ def evaluation_records(
     now = time.time_ns()
     claims = inputs.claims.groupby("trace_id")["gold"].agg(["sum", "count"])
     for trace, gold in zip(inputs.responses["trace_id"], inputs.responses["gold"], strict=True):
-        share = float(claims.loc[trace, "sum"] / claims.loc[trace, "count"]) if trace in claims.index else None
+        share = (
+            float(claims.loc[trace, "sum"] / claims.loc[trace, "count"])
+            if trace in claims.index
+            else None
+        )
         yield _record(links.get(trace, (None,) * 4), {
             "gen_ai.evaluation.name": HUMAN,
             "gen_ai.evaluation.score.value": share,
@@ -95,8 +99,12 @@ def export_otel(
     data = "".join(lines).encode()
     with open(path, "ab") as out:  # appended, never rewritten
         out.write(data)
-    unlinked = sum(1 for line in lines if '"traceId"' not in line and "gen_ai.response.id" not in line)
-    digest = record_export(store, actor, "otel", data, path=str(path), sample=sample, records=len(lines))
+    unlinked = sum(
+        1 for line in lines if '"traceId"' not in line and "gen_ai.response.id" not in line
+    )
+    digest = record_export(
+        store, actor, "otel", data, path=str(path), sample=sample, records=len(lines)
+    )
     return {"records": len(lines), "unlinked": unlinked, "sha256": digest, "path": str(path)}
 
 
@@ -104,7 +112,9 @@ def _document(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "resourceLogs": [
             {
-                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "annotate"}}]},
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "annotate"}}]
+                },
                 "scopeLogs": [{"scope": {"name": "annotate.rates"}, "logRecords": [record]}],
             }
         ]

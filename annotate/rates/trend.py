@@ -32,8 +32,18 @@ def trend(
     resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    rows = [r for r in rate_rows(inputs, [window], [level], estimators, threshold, resamples, seed) if r["slice"]]
-    return {"window": window, "level": level, "rows": rows, "drift": drift(rows, window), "test": DRIFT_TEST}
+    rows = [
+        r
+        for r in rate_rows(inputs, [window], [level], estimators, threshold, resamples, seed)
+        if r["slice"]
+    ]
+    return {
+        "window": window,
+        "level": level,
+        "rows": rows,
+        "drift": drift(rows, window),
+        "test": DRIFT_TEST,
+    }
 
 
 def drift(rows: Sequence[dict[str, Any]], window: str) -> list[dict[str, Any]]:

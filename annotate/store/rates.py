@@ -39,7 +39,9 @@ def frame_table(
     month, each attribute, and the judge's latest mapped verdicts: jcu / jcn (claims judged
     unsupported / judged), jr (response outcome 1, 0 or NaN), unmapped (verdicts with no mapping)."""
     cte, params = frame_cte(filters, by, max_import_id)
-    attrs = "".join(f", json_extract_string(t.attributes, ?) AS a{i}" for i in range(len(attributes)))
+    attrs = "".join(
+        f", json_extract_string(t.attributes, ?) AS a{i}" for i in range(len(attributes))
+    )
     keys = ", ".join(f"f.s{i}" for i in range(len(by)))
     sql = (
         f"WITH {cte}, latest AS (SELECT trace_id, level, claim_index, arg_max(label, rowid) AS label "
@@ -173,7 +175,10 @@ def bundle_table(store: Store, table: str, sample: str) -> pa.Table:
             [sample],
         ),
         "claims": (f"SELECT * FROM claims WHERE {in_sample} ORDER BY rowid", [sample]),
-        "label_events": (f"SELECT * FROM label_events WHERE {in_sample} ORDER BY event_id", [sample]),
+        "label_events": (
+            f"SELECT * FROM label_events WHERE {in_sample} ORDER BY event_id",
+            [sample],
+        ),
         "adjudications": (
             f"SELECT * FROM adjudications WHERE {in_sample} ORDER BY event_id",
             [sample],
