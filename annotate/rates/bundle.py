@@ -72,11 +72,18 @@ def frame_summary(store: Store, sample: str) -> dict[str, Any]:
     return {**row, "strata": strata}
 
 
-def _reports(store: Store, sample: str, judge: str | None) -> dict[str, bytes]:
+def _reports(
+    store: Store, sample: str, judge: str | None, resamples: int, seed: int
+) -> dict[str, bytes]:
     found: dict[str, Any] = {}
     for name, make in (
-        ("agreement.json", lambda: agreement(store, sample)),
-        ("calibration.json", lambda: calibration(store, judge, sample) if judge else None),
+        ("agreement.json", lambda: agreement(store, sample, seed=seed, repetitions=resamples)),
+        (
+            "calibration.json",
+            lambda: calibration(store, judge, sample, seed=seed, repetitions=resamples)
+            if judge
+            else None,
+        ),
     ):
         try:
             found[name] = make() or {"reason": "no judge verdicts in the store"}
@@ -109,7 +116,7 @@ def build_bundle(
         inputs, by, params["levels"], threshold=threshold, resamples=resamples, seed=seed
     )
     files["rates.json"] = _json({"params": params, "rows": rows})
-    files.update(_reports(store, sample, inputs.judge))
+    files.update(_reports(store, sample, inputs.judge, resamples, seed))
     manifest = {
         "app": "annotate",
         "app_version": __version__,
