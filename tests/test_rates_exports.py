@@ -49,13 +49,25 @@ def test_export_bytes_match_the_golden_file(fmt):
 
 def test_parquet_export_holds_the_same_records_as_the_golden_csv():
     table = pq.read_table(io.BytesIO(export_bytes(ROWS, "parquet")))
-    assert table.column_names == ["slice", "level", "estimator", "n", "rate", "low", "high", "method", "state", "reason"]
+    assert table.column_names == [
+        "slice",
+        "level",
+        "estimator",
+        "n",
+        "rate",
+        "low",
+        "high",
+        "method",
+        "state",
+        "reason",
+    ]
     records = table.to_pylist()
     assert records[0]["rate"] == 0.125 and records[1]["rate"] is None
     assert records[1]["slice"] == '{"feature": "=HYPERLINK(\\"http://x\\")"}'
-    assert golden("rates.parquet.json", (json.dumps(records, indent=1) + "\n").encode()) == (
-        json.dumps(records, indent=1) + "\n"
-    ).encode()
+    assert (
+        golden("rates.parquet.json", (json.dumps(records, indent=1) + "\n").encode())
+        == (json.dumps(records, indent=1) + "\n").encode()
+    )
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_neutralised():
@@ -70,7 +82,9 @@ def test_every_export_is_recorded_with_who_and_the_hash(tmp_path):
     try:
         digest = write_export(store, ROWS, "csv", tmp_path / "r.csv", actor="lena", sample="main")
         acts = activity(store, kind="export")
-        assert [(a["actor"], a["subject"], a["detail"]["sha256"]) for a in acts] == [("lena", "rates.csv", digest)]
+        assert [(a["actor"], a["subject"], a["detail"]["sha256"]) for a in acts] == [
+            ("lena", "rates.csv", digest)
+        ]
         assert digest == sha256((tmp_path / "r.csv").read_bytes())
     finally:
         store.close()
@@ -113,12 +127,19 @@ def test_a_tampered_bundle_fails_verification(labelled_store, tmp_path):
     finally:
         store.close()
     flipped = tmp_path / "flipped.zip"  # one rate changed, the manifest left alone
-    rewrite(tmp_path / "b.zip", flipped, "rates.json", lambda d: d.replace(b'"rate": 0.', b'"rate": 0.0', 1))
+    rewrite(
+        tmp_path / "b.zip",
+        flipped,
+        "rates.json",
+        lambda d: d.replace(b'"rate": 0.', b'"rate": 0.0', 1),
+    )
     result = verify_bundle(flipped)
     assert not result["ok"] and "rates.json: SHA-256 differs" in result["problems"][0]
 
 
-def test_a_bundle_whose_hashes_were_forged_still_fails_on_the_recomputation(labelled_store, tmp_path):
+def test_a_bundle_whose_hashes_were_forged_still_fails_on_the_recomputation(
+    labelled_store, tmp_path
+):
     store = open_store(labelled_store)
     try:
         build_bundle(store, "main", tmp_path / "b.zip", resamples=200)
@@ -135,14 +156,26 @@ def test_a_bundle_whose_hashes_were_forged_still_fails_on_the_recomputation(labe
                 entry["sha256"] = sha256(new_rates)
         with zipfile.ZipFile(forged, "w") as new:
             for item in old.namelist():
-                data = {"rates.json": new_rates, "manifest.json": json.dumps(manifest).encode()}.get(item)
+                data = {
+                    "rates.json": new_rates,
+                    "manifest.json": json.dumps(manifest).encode(),
+                }.get(item)
                 new.writestr(item, data if data is not None else old.read(item))
     result = verify_bundle(forged)
     assert not result["ok"] and "recomputed rates differ" in result["problems"][0]
 
 
 def test_verify_bundle_command_exit_codes(labelled_store, tmp_path, cli):
-    made = cli("bundle", "--sample", "main", "--out", str(tmp_path / "b.zip"), "--resamples", "100", db=labelled_store)
+    made = cli(
+        "bundle",
+        "--sample",
+        "main",
+        "--out",
+        str(tmp_path / "b.zip"),
+        "--resamples",
+        "100",
+        db=labelled_store,
+    )
     assert made.code == 0, made.err
     assert cli("verify-bundle", str(tmp_path / "b.zip"), db=None).code == 0
     rewrite(tmp_path / "b.zip", tmp_path / "t.zip", "sample.csv", lambda d: d + b"x,1,1,1,1\n")
@@ -154,7 +187,9 @@ def test_otel_records_re_import_through_our_otlp_import(tmp_path, cli):
     source = FIXTURES / "otlp" / "rag_export.jsonl"
     db = tmp_path / "otel.duckdb"
     assert cli("import", str(source), db=db).code in (0, 1)
-    assert cli("sample", "--name", "s", "--n", "3", "--by", "feature", "--seed", "1", db=db).code == 0
+    assert (
+        cli("sample", "--name", "s", "--n", "3", "--by", "feature", "--seed", "1", db=db).code == 0
+    )
     assert cli("claims", "--sample", "s", "--extractor", "sentences", db=db).code == 0
     store = open_store(db)
     claims = store.fetchall("SELECT trace_id, claim_index FROM claims ORDER BY ALL")
@@ -175,18 +210,27 @@ def test_otel_records_re_import_through_our_otlp_import(tmp_path, cli):
     line = json.loads(out.read_text().splitlines()[0])
     record = line["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
     keys = {a["key"] for a in record["attributes"]}
-    assert {"gen_ai.evaluation.name", "gen_ai.evaluation.score.label", "gen_ai.evaluation.explanation", "annotate.reviewer"} <= keys
+    assert {
+        "gen_ai.evaluation.name",
+        "gen_ai.evaluation.score.label",
+        "gen_ai.evaluation.explanation",
+        "annotate.reviewer",
+    } <= keys
     fresh = tmp_path / "fresh.duckdb"  # the same spans, then the evaluations file
     cli("import", str(source), db=fresh)
     shutil.copy(out, tmp_path / "only-once.jsonl")
     lines = out.read_text().splitlines()[:records]
     (tmp_path / "only-once.jsonl").write_text("\n".join(lines) + "\n")
-    imported = cli("import", str(tmp_path / "only-once.jsonl"), "--format", "otlp", "--json", db=fresh)
+    imported = cli(
+        "import", str(tmp_path / "only-once.jsonl"), "--format", "otlp", "--json", db=fresh
+    )
     report = imported.json()
     assert report["rejected"] == 0 and report["attached"] == records, report
     store = open_store(fresh)
     try:
-        humans = store.fetchall("SELECT label FROM judge_verdicts WHERE judge = 'annotate.human_review'")
+        humans = store.fetchall(
+            "SELECT label FROM judge_verdicts WHERE judge = 'annotate.human_review'"
+        )
         assert humans and {h[0] for h in humans} <= {"supported", "unsupported"}
     finally:
         store.close()

@@ -80,9 +80,11 @@ def _reports(
         ("agreement.json", lambda: agreement(store, sample, seed=seed, repetitions=resamples)),
         (
             "calibration.json",
-            lambda: calibration(store, judge, sample, seed=seed, repetitions=resamples)
-            if judge
-            else None,
+            lambda: (
+                calibration(store, judge, sample, seed=seed, repetitions=resamples)
+                if judge
+                else None
+            ),
         ),
     ):
         try:
@@ -92,18 +94,17 @@ def _reports(
     return {name: _json(doc) for name, doc in found.items()}
 
 
-def build_bundle(
+def bundle_bytes(
     store: Store,
     sample: str,
-    path: str | Path,
     by: Sequence[str] = ("feature", "risk_category"),
     judge: str | None = None,
     threshold: float = 0.10,
     resamples: int = 1000,
     seed: int = 0,
     actor: Actor | str | None = None,
-) -> dict[str, Any]:
-    """Write the bundle zip; the export is recorded with the zip's hash."""
+) -> tuple[bytes, int]:
+    """The bundle zip's bytes and the number of rates in it (nothing recorded)."""
     who = as_actor(actor)
     files: dict[str, bytes] = {"frame.json": _json(frame_summary(store, sample))}
     files["sample.csv"] = _sample_csv(store, sample)
@@ -132,10 +133,30 @@ def build_bundle(
         bundle.writestr(MANIFEST, _json(manifest))
         for name, data in sorted(files.items()):
             bundle.writestr(name, data)
-    data = buffer.getvalue()
+    return buffer.getvalue(), len(rows)
+
+
+def build_bundle(
+    store: Store,
+    sample: str,
+    path: str | Path,
+    by: Sequence[str] = ("feature", "risk_category"),
+    judge: str | None = None,
+    threshold: float = 0.10,
+    resamples: int = 1000,
+    seed: int = 0,
+    actor: Actor | str | None = None,
+) -> dict[str, Any]:
+    """Write the bundle zip; the export is recorded with the zip's hash."""
+    data, rows = bundle_bytes(store, sample, by, judge, threshold, resamples, seed, actor)
     Path(path).write_bytes(data)
-    digest = record_export(store, who, "bundle", data, path=str(path), sample=sample)
-    return {"path": str(path), "sha256": digest, "files": len(files) + 1, "rows": len(rows)}
+    digest = record_export(store, as_actor(actor), "bundle", data, path=str(path), sample=sample)
+    return {
+        "path": str(path),
+        "sha256": digest,
+        "files": len(zipfile.ZipFile(io.BytesIO(data)).namelist()),
+        "rows": rows,
+    }
 
 
 def verify_bundle(path: str | Path) -> dict[str, Any]:

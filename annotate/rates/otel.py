@@ -82,6 +82,16 @@ def evaluation_records(
         }, now)  # fmt: skip
 
 
+def otel_lines(store: Store, sample: str, judge: str | None = None) -> list[str]:
+    """The sample's evaluation records, one OTLP logs document a line."""
+    inputs = load_inputs(store, sample, (), judge)
+    links = sql.otel_links(store, sample)
+    return [
+        json.dumps(_document(record), ensure_ascii=False, sort_keys=True) + "\n"
+        for record in evaluation_records(inputs, links)
+    ]
+
+
 def export_otel(
     store: Store,
     sample: str,
@@ -90,12 +100,7 @@ def export_otel(
     actor: Actor | str | None = None,
 ) -> dict[str, Any]:
     """Append the sample's evaluation records to `path` (one OTLP logs document a line)."""
-    inputs = load_inputs(store, sample, (), judge)
-    links = sql.otel_links(store, sample)
-    lines = [
-        json.dumps(_document(record), ensure_ascii=False, sort_keys=True) + "\n"
-        for record in evaluation_records(inputs, links)
-    ]
+    lines = otel_lines(store, sample, judge)
     data = "".join(lines).encode()
     with open(path, "ab") as out:  # appended, never rewritten
         out.write(data)
