@@ -112,3 +112,9 @@ def test_score_summary_percentiles_and_buckets():
     assert summary["p50"] == pytest.approx(0.55)
     assert summary["std"] == pytest.approx(np.std(np.arange(1, 11) / 10, ddof=1))
     assert sum(b["count"] for b in summary["buckets"]) == 10
+
+
+def test_wilson_at_a_whole_count_is_wilson():
+    from annotate.stats.intervals import wilson_interval
+
+    assert est.wilson_at(7 / 40, 40) == pytest.approx(wilson_interval(7, 40))

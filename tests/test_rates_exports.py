@@ -17,7 +17,6 @@ from conftest import FIXTURES
 from rates_data import make_store
 
 from annotate.accounts.activity import activity
-from annotate.ingest.importer import import_traces
 from annotate.rates.bundle import build_bundle, verify_bundle
 from annotate.rates.exports import export_bytes, neutralise, sha256, write_export
 from annotate.store import open_store

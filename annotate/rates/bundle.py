@@ -111,11 +111,10 @@ def bundle_bytes(
     for table in sql.BUNDLE_TABLES:
         files[f"tables/{table}.parquet"] = _parquet(sql.bundle_table(store, table, sample))
     inputs = load_inputs(store, sample, by, judge)
-    params = {"sample": sample, "by": list(by), "levels": ["claim", "response"],
+    levels = ["claim", "response"]
+    params = {"sample": sample, "by": list(by), "levels": levels,
               "judge": inputs.judge, "threshold": threshold, "resamples": resamples, "seed": seed}  # fmt: skip
-    rows = rate_rows(
-        inputs, by, params["levels"], threshold=threshold, resamples=resamples, seed=seed
-    )
+    rows = rate_rows(inputs, by, levels, threshold=threshold, resamples=resamples, seed=seed)
     files["rates.json"] = _json({"params": params, "rows": rows})
     files.update(_reports(store, sample, inputs.judge, resamples, seed))
     manifest = {

@@ -41,7 +41,7 @@ def rates_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     )
 
 
-def rates_chart(rows: Sequence[Mapping[str, Any]], threshold: float) -> alt.LayerChart | None:
+def rates_chart(rows: Sequence[Mapping[str, Any]], threshold: float) -> Any:
     """One line per slice: each estimator's point and 95% interval, and the threshold."""
     data = rates_frame([r for r in rows if r["rate"] is not None])
     if data.empty:
@@ -66,7 +66,7 @@ def rates_chart(rows: Sequence[Mapping[str, Any]], threshold: float) -> alt.Laye
     return alt.layer(bars, points, line)
 
 
-def trend_chart(rows: Sequence[Mapping[str, Any]], window: str) -> alt.LayerChart | None:
+def trend_chart(rows: Sequence[Mapping[str, Any]], window: str) -> Any:
     data = pd.DataFrame(
         [{"window": r["slice"][window], "estimator": r["estimator"], "rate": r["rate"],
           "low": r["low"], "high": r["high"]} for r in rows if r["rate"] is not None]
@@ -82,7 +82,7 @@ def trend_chart(rows: Sequence[Mapping[str, Any]], window: str) -> alt.LayerChar
     return alt.layer(band, base.mark_line(point=True).encode(y="rate:Q"))
 
 
-def score_chart(summary: Mapping[str, Any]) -> alt.Chart | None:
+def score_chart(summary: Mapping[str, Any]) -> Any:
     if not summary.get("buckets"):
         return None
     data = pd.DataFrame(summary["buckets"]).assign(

@@ -19,7 +19,7 @@ import pandas as pd
 
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
-from annotate.stats.intervals import resample_weights, wilson_interval
+from annotate.stats.intervals import resample_weights
 
 ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
 LEVELS = ("claim", "response")
@@ -100,7 +100,7 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
     if math.isnan(low):
         return est.Rate(rate, None, None, n, method, "too few traces per stratum for an interval")
     # A bootstrap collapses at 0% or 100%: reach out to Wilson's bounds at the same point and n.
-    wide_low, wide_high = wilson_interval(rate * n, n)
+    wide_low, wide_high = est.wilson_at(rate, n)
     return est.Rate(
         rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's"
     )
@@ -168,9 +168,9 @@ def _ppi_strata(
     for stratum, part in frame.groupby("stratum", sort=True):
         rest = part[~part["trace_id"].isin(labelled)]
         if level == "response":
-            share, unlabelled = part["jr"].notna().sum(), rest["jr"].dropna().to_numpy()
+            share, unlabelled = float(part["jr"].notna().sum()), rest["jr"].dropna().to_numpy()
         else:
-            share = part["jcn"].sum()
+            share = float(part["jcn"].sum())
             hits, n = int(rest["jcu"].sum()), int(rest["jcn"].sum())
             unlabelled = np.r_[np.ones(hits), np.zeros(n - hits)]
         if not share:

@@ -68,16 +68,17 @@ def evaluation_records(
     if inputs.judge is None:
         return
     sampled = inputs.frame[inputs.frame["trace_id"].isin(inputs.units["trace_id"])]
-    for row in sampled.dropna(subset=["jr"]).itertuples(index=False):
-        share = float(row.jcu / row.jcn) if row.jcn else None
-        yield _record(links.get(row.trace_id, (None,) * 4), {
+    for row in sampled.dropna(subset=["jr"]).to_dict("records"):
+        share = float(row["jcu"]) / float(row["jcn"]) if row["jcn"] else None
+        trace = str(row["trace_id"])
+        yield _record(links.get(trace, (None,) * 4), {
             "gen_ai.evaluation.name": inputs.judge,
             "gen_ai.evaluation.score.value": share,
-            "gen_ai.evaluation.score.label": "unsupported" if row.jr else "supported",
+            "gen_ai.evaluation.score.label": "unsupported" if row["jr"] else "supported",
             "gen_ai.evaluation.explanation": "the judge's verdicts through its label mapping; score: share of claims judged unsupported",
             "annotate.judge": inputs.judge,
             "annotate.rubric_version": ",".join(map(str, inputs.rubric_versions)) or None,
-            "annotate.trace_id": row.trace_id,
+            "annotate.trace_id": trace,
             "annotate.sample": inputs.sample,
         }, now)  # fmt: skip
 

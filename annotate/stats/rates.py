@@ -74,6 +74,15 @@ def weighted_ratio(
     )
 
 
+def wilson_at(rate: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson's score bounds at a proportion `rate` of `n` units (rate * n need not be whole)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
 def wilson_rate(hits: int, n: int, method: str) -> Rate:
     if n == 0:
         return Rate(None, None, None, 0, method, "no units")
