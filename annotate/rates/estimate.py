@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -106,8 +107,8 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
     )
 
 
-def judge_raw(inputs: RatesInput, values: Mapping[str, Any], level: str) -> est.Rate:
-    part = inputs.frame[_mask(inputs.frame, values)]
+def judge_raw(inputs: RatesInput, part: pd.DataFrame, level: str) -> est.Rate:
+    """`part`: the frame traces of the slice."""
     method = f"judge {inputs.judge}: share of its {level} verdicts over all {len(part)} frame traces in the slice; Wilson"
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
@@ -132,11 +133,24 @@ def _pairs(inputs: RatesInput, level: str) -> pd.DataFrame:
     return found[["trace_id", "gold", "judge"]].merge(strata, on="trace_id")
 
 
+def with_pairs(inputs: RatesInput, level: str) -> tuple[pd.DataFrame, RatesInput]:
+    """The level's (gold, judge) pairs with each trace's slice values, and the inputs with the
+    frame marking the traces those pairs come from (PPI's labelled set)."""
+    pairs = _pairs(inputs, level)
+    values = inputs.frame.drop(columns=["stratum", "jcu", "jcn", "jr", "unmapped"])
+    pairs = pairs.merge(values, on="trace_id", how="left")
+    labelled = inputs.frame["trace_id"].isin(set(pairs["trace_id"]))
+    return pairs, replace(inputs, frame=inputs.frame.assign(labelled=labelled.to_numpy(bool)))
+
+
 def judge_corrected(
-    inputs: RatesInput, values: Mapping[str, Any], level: str, pairs: pd.DataFrame
+    inputs: RatesInput,
+    frame: pd.DataFrame,
+    values: Mapping[str, Any],
+    level: str,
+    pairs: pd.DataFrame,
 ) -> est.Rate:
-    frame = inputs.frame[_mask(inputs.frame, values)]
-    in_slice = pairs[pairs["trace_id"].isin(frame["trace_id"])]
+    in_slice = pairs[_mask(pairs, values)]
     method = (
         f"PPI++ (ppi-python, power-tuned) per stratum on judge {inputs.judge}"
         + _rubric(inputs)
@@ -163,10 +177,9 @@ def _ppi_strata(
 ) -> tuple[list[est.StratumData], str | None]:
     if len(pairs) < MIN_PAIRS:
         return [], f"{len(pairs)} units with gold and a judge verdict (< {MIN_PAIRS})"
-    labelled = set(pairs["trace_id"])
     found = []
     for stratum, part in frame.groupby("stratum", sort=True):
-        rest = part[~part["trace_id"].isin(labelled)]
+        rest = part[~part["labelled"].to_numpy(bool)]
         if level == "response":
             share, unlabelled = float(part["jr"].notna().sum()), rest["jr"].dropna().to_numpy()
         else:
@@ -205,8 +218,7 @@ def rogan_gladen(
         f"Rogan-Gladen on judge {inputs.judge}'s raw rate with its sensitivity and specificity on "
         "this slice's gold (pooled, unweighted); percentile bootstrap of the gold pairs"
     )
-    frame = inputs.frame[_mask(inputs.frame, values)]
-    in_slice = pairs[pairs["trace_id"].isin(frame["trace_id"])]
+    in_slice = pairs[_mask(pairs, values)]
     if raw.rate is None or len(in_slice) < MIN_PAIRS:
         return est.Rate(
             None,
@@ -217,7 +229,8 @@ def rogan_gladen(
             f"judge not calibrated here: {len(in_slice)} units with gold and a verdict (< {MIN_PAIRS})",
         )
     cells = _cells(design, in_slice)
-    rate, low, high = est.rogan_gladen_interval(raw.rate, cells, design.draws)
+    members = np.flatnonzero(cells.any(axis=1))
+    rate, low, high = est.rogan_gladen_interval(raw.rate, cells[members], design.draws[:, members])
     if rate is None:
         return est.Rate(
             None,
@@ -265,10 +278,13 @@ def rate_rows(
     rows = []
     for level in levels:
         design = Design(inputs, level, resamples, seed)
-        pairs = _pairs(inputs, level)
-        for key in slice_keys(_restrict(inputs.frame, where), by):
+        pairs, level_inputs = with_pairs(inputs, level)
+        scope = _restrict(level_inputs.frame, where)
+        parts = slice_frames(scope, by)
+        for key in slice_keys(scope, by):
             values = {**(where or {}), **key}
-            found = _estimates(inputs, design, values, level, estimators, pairs)
+            part = parts.get(tuple(key.values()), scope.iloc[:0]) if key else scope
+            found = _estimates(level_inputs, design, values, part, level, estimators, pairs)
             for name, rate in found.items():
                 rows.append(_row(values, level, name, rate, threshold, inputs))
     return rows
@@ -278,16 +294,27 @@ def _restrict(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFr
     return frame[_mask(frame, where)] if where else frame
 
 
-def _estimates(inputs, design, values, level, estimators, pairs) -> dict[str, est.Rate]:  # type: ignore[no-untyped-def]
+def slice_frames(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], pd.DataFrame]:
+    """Each combination of `by` values (None for missing) -> its frame traces, in one pass."""
+    if not by:
+        return {}
+    found = {}
+    for key, part in frame.groupby(list(by), dropna=False, sort=False):
+        values = key if isinstance(key, tuple) else (key,)
+        found[tuple(None if pd.isna(v) else v for v in values)] = part
+    return found
+
+
+def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[str, est.Rate]:  # type: ignore[no-untyped-def]
     found: dict[str, est.Rate] = {}
-    raw = judge_raw(inputs, values, level)
+    raw = judge_raw(inputs, part, level)
     for name in itertools.chain(estimators):
         if name == "weighted_human":
             found[name] = weighted_human(design, values, level)
         elif name == "judge_raw":
             found[name] = raw
         elif name == "judge_corrected":
-            found[name] = judge_corrected(inputs, values, level, pairs)
+            found[name] = judge_corrected(inputs, part, values, level, pairs)
         elif name == "rogan_gladen":
             found[name] = rogan_gladen(inputs, design, values, level, raw, pairs)
     return found

@@ -58,7 +58,7 @@ def weighted_ratio(
     if total[1] <= 0:
         return None
     theta = float(total[0] / total[1])
-    sums = draws @ features
+    sums = draws[:, members] @ features[members]  # groups outside the slice add nothing
     values = ratio(sums[:, 0], sums[:, 1])
     values = values[~np.isnan(values)]
     if len(members) - strata < 1 or len(values) < draws.shape[0] / 2:

@@ -71,7 +71,14 @@ def fill_store(db: Path, count: int, labelled: int) -> None:
         "CASE WHEN hash(trace_id) % 10 = 0 THEN 'unsupported' ELSE 'supported' END, "
         "(hash(trace_id) % 1000) / 1000.0, NULL, 'import', 1 FROM traces"
     )
-    spec = SampleSpec(name="bench", n=labelled, by=("feature", "risk_category"), allocation="neyman", min_per_stratum=2, seed=1)
+    spec = SampleSpec(
+        name="bench",
+        n=labelled,
+        by=("feature", "risk_category"),
+        allocation="neyman",
+        min_per_stratum=2,
+        seed=1,
+    )
     draw_sample(store, spec, created_by="bench")
     store.execute(
         "INSERT INTO claims SELECT trace_id, 0, 'claim', NULL, NULL, 'provided' "
@@ -101,7 +108,9 @@ def run() -> None:
         db = Path(tmp) / "rates.duckdb"
         started = time.perf_counter()
         fill_store(db, count, labelled)
-        show(f"store with {count:,} traces and {labelled:,} labelled written in {time.perf_counter() - started:.1f} s")
+        show(
+            f"store with {count:,} traces and {labelled:,} labelled written in {time.perf_counter() - started:.1f} s"
+        )
         ours = measure(db, "rates")
         dashboard = measure(db, "dashboard")
         idle = measure(db, "idle")
