@@ -91,7 +91,7 @@ summary = scores(store, inputs)
 rates_widgets.score_summary(summary)
 
 st.subheader("Label budget")
-rates_widgets.label_budget(inputs)
+rates_widgets.label_budget(store, inputs, user)
 
 st.subheader("Threshold")
 rates_widgets.threshold_setting(store, threshold, user)

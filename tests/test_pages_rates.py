@@ -84,3 +84,18 @@ def test_a_lead_saves_the_rate_threshold_and_the_states_follow_it(rates_store):
         store.close()
     states = set(app.dataframe[0].value["state"])
     assert "breach" not in states
+
+
+def test_a_lead_tops_up_the_sample_to_the_label_budget_and_an_auditor_cannot(rates_store):
+    auditor = run_app(AUDITOR, "pages/rates.py")
+    assert not [b for b in auditor.button if b.key == "rates_top_up"]
+    app = run_app(LEAD, "pages/rates.py")
+    app.number_input(key="rates_budget_width").set_value(0.05).run()
+    app.button(key="rates_top_up").click().run()
+    assert not app.exception, app.exception
+    store = open_store(rates_store)
+    try:
+        acts = activity(store, actor="lena", kind="top_up")
+        assert len(acts) == 1 and acts[0]["detail"]["added"] > 0
+    finally:
+        store.close()

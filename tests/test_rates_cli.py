@@ -165,3 +165,16 @@ def test_trend_reports_windows_and_names_its_drift_test(cli, stores):
 def test_an_unknown_slice_column_is_a_usage_error(cli, stores):
     result = cli("rates", "--sample", "main", "--by", "colour", db=stores["clean"])
     assert result.code == 2 and "cannot slice by 'colour'" in result.err
+
+
+def test_plan_labels_top_up_draws_what_each_stratum_still_needs(cli, tmp_path):
+    db = make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.2}, sample_n=40)
+    result = cli("plan-labels", "--sample", "main", "--width", "0.3", "--top-up", "--json", db=db)
+    assert result.code == 0, result.err
+    plan = result.json()
+    shown = cli("sample", "show", "main", "--json", db=db).json()
+    sizes = {s["stratum"][0]: s["sample_size"] for s in shown["strata"]}
+    for stratum in plan["strata"]:
+        name = stratum["stratum"].split('"')[1]
+        assert sizes[name] == max(20, stratum["without_judge"]["needed"])
+    assert plan["top_up"]["added"] == sum(sizes.values()) - 40

@@ -12,7 +12,7 @@ import streamlit as st
 import ui
 from annotate.errors import AnnotateError
 from annotate.rates import charts
-from annotate.rates.budget import plan_labels
+from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import bundle_bytes
 from annotate.rates.exports import export_bytes, record_export
 from annotate.rates.gate import save_threshold
@@ -65,7 +65,15 @@ def score_summary(summary: Mapping[str, Any]) -> None:
         st.altair_chart(chart, width="stretch", key="rates_scores_chart")
 
 
-def label_budget(inputs: RatesInput) -> None:
+def _top_up(store: Store, sample: str, plan: dict, with_judge: bool, user: Any) -> None:
+    try:
+        found = top_up_from_plan(store, sample, plan, with_judge, user.name)
+        st.session_state["rates_top_up_message"] = f"added {found['added']} traces to the sample"
+    except AnnotateError as exc:
+        st.session_state["rates_top_up_message"] = str(exc)
+
+
+def label_budget(store: Store, inputs: RatesInput, user: Any) -> None:
     width = st.number_input(
         "Target interval width (response level)", 0.01, 0.9, 0.10, 0.01, key="rates_budget_width"
     )
@@ -88,13 +96,24 @@ def label_budget(inputs: RatesInput) -> None:
     )
     st.caption(
         ui.fmt(
-            "{} more traces to label without the judge, {} with it. Draw them with a top-up on "
-            "the Sample page. Method: {}",
+            "{} more traces to label without the judge, {} with it (a lead can draw them into "
+            "the sample here). Method: {}",
             plan["more_without_judge"],
             plan["more_with_judge"],
             plan["method"],
         )  # fmt: skip
     )
+    if user.role != "lead":
+        return
+    with_judge = st.checkbox("Top up to the plan with the judge", key="rates_top_up_judge")
+    st.button(
+        "Top up the sample to this plan",
+        key="rates_top_up",
+        on_click=ui.guard(_top_up),
+        args=(store, inputs.sample, plan, with_judge, user),
+    )
+    if message := st.session_state.pop("rates_top_up_message", None):
+        st.info(ui.md(message))
 
 
 def _save_threshold(store: Store, user: Any) -> None:

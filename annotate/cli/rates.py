@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotate.rates.budget import plan_labels
+from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
 from annotate.rates.exports import FORMATS, neutralise, write_export
@@ -69,6 +69,12 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     )
     _scope(plan)
     plan.add_argument("--width", type=float, required=True, help="target total width, e.g. 0.04")
+    plan.add_argument(
+        "--top-up", action="store_true", help="draw the planned traces into the sample"
+    )
+    plan.add_argument(
+        "--with-judge", action="store_true", help="top up to the plan with the judge (PPI)"
+    )
     common(plan)
     plan.set_defaults(run=lambda args: run_plan(args, writer, emit))
 
@@ -168,6 +174,8 @@ def run_gate_command(args: argparse.Namespace, writer: Any, emit: Any) -> int:
 def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
         plan = plan_labels(load_inputs(store, args.sample, (), args.judge), args.width)
+        if args.top_up:
+            plan["top_up"] = top_up_from_plan(store, args.sample, plan, args.with_judge, args.actor)
     if args.json:
         emit(plan)
         return 0

@@ -8,13 +8,19 @@ so a plan errs on the side of more labels. The width is the 95% normal interval'
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
+from annotate.accounts.activity import Actor
 from annotate.rates.estimate import _pairs
 from annotate.rates.inputs import RatesInput
+from annotate.sampling.samples import top_up
 from annotate.stats import rates as est
+from annotate.store import Store
+from annotate.store.samples import stored_strata, stratum_key_text
 
 
 def plan_labels(inputs: RatesInput, width: float) -> dict[str, Any]:
@@ -69,4 +75,33 @@ def _stratum_plan(
         "specificity": specificity,
         "without_judge": {"needed": classical, "more": max(0, classical - labelled)},
         "with_judge": {"needed": with_judge, "more": max(0, with_judge - labelled)},
+    }
+
+
+def top_up_from_plan(
+    store: Store,
+    sample: str,
+    plan: Mapping[str, Any],
+    with_judge: bool = False,
+    actor: Actor | str | None = None,
+) -> dict[str, Any]:
+    """Draw into the sample what each stratum still needs: the plan's `needed` less the traces
+    already sampled (sampled but unlabelled traces count: they are waiting for reviewers)."""
+    kind = "with_judge" if with_judge else "without_judge"
+    sampled = {stratum_key_text(k): n for k, _, n, _ in stored_strata(store, sample)}
+    extras = {
+        tuple(json.loads(s["stratum"])): max(0, s[kind]["needed"] - sampled.get(s["stratum"], 0))
+        for s in plan["strata"]
+    }
+    total = sum(extras.values())
+    if total == 0:
+        return {
+            "added": 0,
+            "per_stratum": {},
+            "reason": "every stratum already has the planned traces",
+        }
+    drawn = top_up(store, sample, total, actor, per_stratum=extras)
+    return {
+        "added": len(drawn.trace_ids),
+        "per_stratum": {stratum_key_text(k): v for k, v in extras.items() if v},
     }
