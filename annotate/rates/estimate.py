@@ -294,14 +294,18 @@ def _restrict(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFr
     return frame[_mask(frame, where)] if where else frame
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
 def slice_frames(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], pd.DataFrame]:
     """Each combination of `by` values (None for missing) -> its frame traces, in one pass."""
     if not by:
         return {}
     found = {}
     for key, part in frame.groupby(list(by), dropna=False, sort=False):
-        values = key if isinstance(key, tuple) else (key,)
-        found[tuple(None if pd.isna(v) else v for v in values)] = part
+        values: tuple[Any, ...] = key if isinstance(key, tuple) else (key,)
+        found[tuple(None if _missing(v) else v for v in values)] = part
     return found
 
 

@@ -125,6 +125,17 @@ class Store:
             except duckdb.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
 
+    def fetch_arrow_with_batch(
+        self, sql: str, data: Any, params: Sequence[Any] | None = None
+    ) -> Any:
+        """fetch_with_batch's result as a pyarrow Table (a million rows without Python tuples)."""
+        _batch = data  # noqa: F841 - read by name from the SQL, in this frame
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
     @contextmanager
     def transaction(self) -> Iterator[Store]:
         """All or nothing; nested use joins the outer transaction; other threads wait."""

@@ -66,10 +66,10 @@ def frame_table(
         "ORDER BY f.trace_id"
     )
     attr_params = [json_path(a) for a in attributes]
-    names = ["trace_id", *[f"s{i}" for i in range(len(by))], *_COLUMNS, *WINDOWS]
-    names += [f"a{i}" for i in range(len(attributes))] + ["jcu", "jcn", "jr", "unmapped"]
-    rows = store.fetch_with_batch(sql, _mapping(outcomes), [*params, judge or "", *attr_params])
-    frame = pd.DataFrame(rows, columns=names)
+    table = store.fetch_arrow_with_batch(
+        sql, _mapping(outcomes), [*params, judge or "", *attr_params]
+    )
+    frame = table.to_pandas()
     return frame.rename(columns={f"a{i}": a for i, a in enumerate(attributes)})
 
 
