@@ -233,3 +233,42 @@ def test_otel_records_re_import_through_our_otlp_import(tmp_path, cli):
         assert humans and {h[0] for h in humans} <= {"supported", "unsupported"}
     finally:
         store.close()
+
+
+def test_a_bundle_without_a_table_fails_verification(labelled_store, tmp_path):
+    store = open_store(labelled_store)
+    try:
+        build_bundle(store, "main", tmp_path / "b.zip", resamples=100)
+    finally:
+        store.close()
+    with (
+        zipfile.ZipFile(tmp_path / "b.zip") as old,
+        zipfile.ZipFile(tmp_path / "c.zip", "w") as new,
+    ):
+        manifest = json.loads(old.read("manifest.json"))
+        manifest["files"] = [
+            f for f in manifest["files"] if f["path"] != "tables/label_events.parquet"
+        ]
+        for item in old.namelist():
+            if item == "manifest.json":
+                new.writestr(item, json.dumps(manifest))
+            elif item != "tables/label_events.parquet":
+                new.writestr(item, old.read(item))
+    result = verify_bundle(tmp_path / "c.zip")
+    assert result["problems"] == [
+        "tables/label_events.parquet: missing from the bundle and its manifest"
+    ]
+
+
+def test_sample_show_as_csv_is_a_recorded_export(labelled_store, cli):
+    shown = cli("sample", "show", "main", "--csv", "--as", "rita", db=labelled_store)
+    assert shown.code == 2  # rita is an external reviewer from imported labels: no account
+    shown = cli("sample", "show", "main", "--csv", db=labelled_store)
+    assert shown.code == 0, shown.err
+    store = open_store(labelled_store)
+    try:
+        acts = activity(store, kind="export")
+        assert acts[-1]["subject"] == "sample.csv"
+        assert acts[-1]["detail"]["sha256"] == sha256(shown.out.encode())
+    finally:
+        store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
-from annotate.rates.exports import FORMATS, neutralise, write_export
+from annotate.rates.exports import FORMATS, neutralise, record_export, write_export
 from annotate.rates.gate import GATE_ESTIMATORS, load_threshold, parse_slices, run_gate
 from annotate.rates.inputs import load_inputs
 from annotate.rates.otel import export_otel
@@ -269,40 +270,44 @@ def run_verify(args: argparse.Namespace, emit: Any, say: Any) -> int:
     return 0 if found["ok"] else 1
 
 
+def _sample_csv(units: Sequence[Mapping[str, Any]]) -> bytes:
+    buffer = io.StringIO()
+    out = csv.writer(buffer, lineterminator="\n")
+    out.writerow(["trace_id", "stratum", "draw", "inclusion_probability", "weight"])
+    for u in units:
+        out.writerow(
+            [neutralise(u["trace_id"]), neutralise(u["stratum_key"]), u["draw"],
+             u["inclusion_probability"], u["weight"]]
+        )  # fmt: skip
+    return buffer.getvalue().encode()
+
+
 def run_sample_show(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    """The sample's traces with stratum, inclusion probability and weight, and the frame's
+    counts per stratum; --json and --csv are exports (recorded with their hash)."""
+    name = args.show_name
     with writer(args) as store:
-        summary = frame_summary(store, args.show_name)
-        units = sample_units(store, args.show_name)
-    if args.json:
-        emit(
-            {
-                "sample": args.show_name,
-                "units": units,
-                "strata": summary["strata"],
-                "frame_size": summary["frame_size"],
-            }
-        )
-        return 0
-    if getattr(args, "csv", False):
-        buffer = io.StringIO()
-        out = csv.writer(buffer, lineterminator="\n")
-        out.writerow(["trace_id", "stratum", "draw", "inclusion_probability", "weight"])
-        for u in units:
-            out.writerow(
-                [
-                    neutralise(u["trace_id"]),
-                    neutralise(u["stratum_key"]),
-                    u["draw"],
-                    u["inclusion_probability"],
-                    u["weight"],
-                ]
+        summary = frame_summary(store, name)
+        units = sample_units(store, name)
+        document = {"sample": name, "units": units, "strata": summary["strata"],
+                    "frame_size": summary["frame_size"]}  # fmt: skip
+        data = b""
+        if args.json or args.csv:
+            kind = "csv" if args.csv else "json"
+            data = (
+                _sample_csv(units)
+                if args.csv
+                else (json.dumps(document, default=str) + "\n").encode()
             )
-        sys.stdout.write(buffer.getvalue())
+            record_export(store, args.actor, f"sample.{kind}", data, sample=name)
+    if data:
+        sys.stdout.write(data.decode())
         return 0
-    print(f"sample {args.show_name!r}: {len(units)} traces from a frame of {summary['frame_size']}")
+    print(f"sample {name!r}: {len(units)} traces from a frame of {summary['frame_size']}")
     for s in summary["strata"]:
+        stratum = " | ".join(map(str, s["stratum"]))
         print(
-            f"  {' | '.join(map(str, s['stratum'])):40} N_h {s['population']:>8}  n_h {s['sample_size']:>6}  pi {s['inclusion_probability'] or 0:.4f}"
+            f"  {stratum:40} N_h {s['population']:>8}  n_h {s['sample_size']:>6}  pi {s['inclusion_probability'] or 0:.4f}"
         )
     for u in units:
         print(

@@ -183,6 +183,10 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
             contents[name] = bundle.read(name)
             if sha256(contents[name]) != entry["sha256"]:
                 problems.append(f"{name}: SHA-256 differs from the manifest (changed after export)")
+    required = ("rates.json", *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES))
+    problems += [
+        f"{n}: missing from the bundle and its manifest" for n in required if n not in listed
+    ]
     recomputed = _recompute(contents, problems) if not problems else None
     return {"ok": not problems, "problems": problems, "manifest": manifest, "rows": recomputed}
 
