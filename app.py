@@ -23,6 +23,7 @@ PAGE_FILES = {
     "adjudicate": ("adjudicate", "Adjudicate"),
     "agreement": ("agreement", "Agreement"),
     "calibration": ("calibration", "Calibration"),
+    "rates": ("rates", "Rates"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -36,11 +37,12 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "rates",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "activity"],
+    "auditor": ["home", "agreement", "calibration", "rates", "activity"],
 }
 
 

@@ -7,6 +7,7 @@ is stored with its stratum, inclusion probability n_h / N_h and weight N_h / n_h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -148,8 +149,17 @@ def draw_sample(store: Store, spec: SampleSpec, created_by: Actor | str | None =
     return plan
 
 
-def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None = None) -> Plan:
-    """Draw `extra` more traces into a sample: next in hash order, never a repeat."""
+def top_up(
+    store: Store,
+    name: str,
+    extra: int,
+    created_by: Actor | str | None = None,
+    per_stratum: Mapping[tuple[Any, ...], int] | None = None,
+) -> Plan:
+    """Draw `extra` more traces into a sample: next in hash order, never a repeat.
+
+    `per_stratum` (stratum values -> traces to add) replaces the allocation: a label budget's
+    plan says how many each stratum needs (annotate.rates.budget)."""
     if extra <= 0:
         raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
     with store.transaction():
@@ -163,7 +173,15 @@ def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None =
         populations = [population for _, population, _ in counts]
         allocation = "proportional" if spec.allocation == "explicit" else spec.allocation
         weights = allocation_weights(allocation, populations, [rate for _, _, rate in counts])
-        sizes = allocate(sum(floors) + extra, populations, weights, spec.min_per_stratum, floors)
+        if per_stratum is None:
+            sizes = allocate(
+                sum(floors) + extra, populations, weights, spec.min_per_stratum, floors
+            )
+        else:
+            sizes = [
+                min(population, floor + per_stratum.get(key, 0))
+                for (key, population, _), floor in zip(counts, floors, strict=True)
+            ]
         strata = [
             StratumPlan(key, population, size, rate)
             for (key, population, rate), size in zip(counts, sizes, strict=True)

@@ -94,6 +94,14 @@ class Store:
         row = self.fetchone(sql, params)
         return row[0] if row else None
 
+    def fetch_arrow(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """The result as a pyarrow Table (bulk reads: exports, the auditor bundle)."""
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
         """Bulk insert an Arrow table; `table` comes from a closed set of names."""
         names = ", ".join(columns)
@@ -114,6 +122,17 @@ class Store:
                 if params is not None:
                     return self.conn.execute(sql, params).fetchall()
                 return self.conn.execute(sql).fetchall()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
+    def fetch_arrow_with_batch(
+        self, sql: str, data: Any, params: Sequence[Any] | None = None
+    ) -> Any:
+        """fetch_with_batch's result as a pyarrow Table (a million rows without Python tuples)."""
+        _batch = data  # noqa: F841 - read by name from the SQL, in this frame
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
             except duckdb.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
 
