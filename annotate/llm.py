@@ -213,8 +213,6 @@ def message_params(
         "messages": [{"role": "user", "content": list(content)}],
         "output_config": {"format": {"type": "json_schema", "schema": schema}},
     }
-    if settings.get("temperature") is not None:
-        params["temperature"] = float(settings["temperature"])
     return params
 
 

@@ -314,7 +314,7 @@ def _default_rubric_spec() -> str:
         "instructions": DEFAULT_INSTRUCTIONS,
         "few_shot": [],
         "model": DEFAULT_JUDGE_MODEL,
-        "settings": {"max_tokens": 1024, "temperature": 0.0},
+        "settings": {"max_tokens": 1024},
         "granularity": "claim",
     }
     escaped = json.dumps(spec).replace("'", "''")
