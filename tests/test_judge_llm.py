@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the fake_anthropic fixture is imported by name
 """Our judge over HTTP: the real anthropic SDK against the local fake Messages server.
 
 Structured verdicts stored with their call; 429 (retry-after) and 529 retried; a malformed
@@ -39,7 +40,7 @@ def waits() -> tuple[list[float], llm.Retry]:
     return slept, llm.Retry(attempts=3, timeout=5.0, base_wait=0.01, sleep=slept.append)
 
 
-def test_structured_verdicts_are_stored_with_their_call(loop_store, fake_anthropic):  # noqa: F811
+def test_structured_verdicts_are_stored_with_their_call(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     report = run_judge(loop_store, "loop", client=fake_anthropic.client(), retry=FAST, actor="lena")
     assert (report.judged, report.failed, report.status) == (12, 0, "done")
@@ -63,7 +64,7 @@ def test_structured_verdicts_are_stored_with_their_call(loop_store, fake_anthrop
     assert status["judge_verdicts"] == 12 and status["judge_verdicts_by_origin"] == {"run": 12}
 
 
-def test_a_quote_not_in_the_context_is_flagged(loop_store, fake_anthropic):  # noqa: F811
+def test_a_quote_not_in_the_context_is_flagged(loop_store, fake_anthropic):
     def invented(request):
         body = {**verdict_for(request), "evidence": "Invoices are always free of charge."}
         return __import__("fake_anthropic").Reply(200, message(json.dumps(body)))
@@ -76,7 +77,7 @@ def test_a_quote_not_in_the_context_is_flagged(loop_store, fake_anthropic):  # n
 
 def test_rate_limit_with_retry_after_and_overload_are_retried_then_succeed(
     loop_store, fake_anthropic
-):  # noqa: F811
+):
     fake_anthropic.responder = answer
     claim = fenced("Invoice INV-1000 was issued")
     fake_anthropic.reply(
@@ -97,7 +98,7 @@ def test_rate_limit_with_retry_after_and_overload_are_retried_then_succeed(
     assert calls == [(3,)]
 
 
-def test_a_malformed_answer_is_a_recorded_parse_error_and_never_a_label(loop_store, fake_anthropic):  # noqa: F811
+def test_a_malformed_answer_is_a_recorded_parse_error_and_never_a_label(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     claim = fenced("Invoice INV-1000 was issued")
     fake_anthropic.reply(200, message('{"label": "supported", "reasoning": '), when=claim)
@@ -112,7 +113,7 @@ def test_a_malformed_answer_is_a_recorded_parse_error_and_never_a_label(loop_sto
     assert ("rt-000", 0) not in run_sql.judged_claims(loop_store, report.judge)
 
 
-def test_a_label_outside_the_rubric_is_a_parse_error(loop_store, fake_anthropic):  # noqa: F811
+def test_a_label_outside_the_rubric_is_a_parse_error(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     bad = {"reasoning": "", "label": "maybe", "error_type": "none", "evidence": ""}
     fake_anthropic.reply(200, message(json.dumps(bad)), when=fenced("Invoice INV-1001 was issued"))
@@ -120,7 +121,7 @@ def test_a_label_outside_the_rubric_is_a_parse_error(loop_store, fake_anthropic)
     assert report.failed == 1 and "label must be one of" in report.failures[0]["error"]
 
 
-def test_a_timeout_is_retried_and_then_recorded_as_a_failure(loop_store, fake_anthropic):  # noqa: F811
+def test_a_timeout_is_retried_and_then_recorded_as_a_failure(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     claim = fenced("The amount due is $41.")
     for _ in range(2):
@@ -133,7 +134,7 @@ def test_a_timeout_is_retried_and_then_recorded_as_a_failure(loop_store, fake_an
     assert (rerun.to_judge, rerun.judged, rerun.failed, rerun.failures) == (1, 1, 0, [])
 
 
-def test_a_bad_request_is_not_retried(loop_store, fake_anthropic):  # noqa: F811
+def test_a_bad_request_is_not_retried(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     fake_anthropic.reply(
         400, error("invalid_request_error", "bad"), when=fenced("Invoice INV-1002 was issued")
@@ -145,7 +146,7 @@ def test_a_bad_request_is_not_retried(loop_store, fake_anthropic):  # noqa: F811
     )
 
 
-def test_a_resumed_run_does_not_repeat_calls(loop_store, fake_anthropic):  # noqa: F811
+def test_a_resumed_run_does_not_repeat_calls(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     cancel = threading.Event()
 
@@ -168,7 +169,7 @@ def test_a_resumed_run_does_not_repeat_calls(loop_store, fake_anthropic):  # noq
     assert (third.to_judge, len(fake_anthropic.message_requests())) == (0, 12)
 
 
-def test_a_batch_is_submitted_polled_and_collected(loop_store, fake_anthropic):  # noqa: F811
+def test_a_batch_is_submitted_polled_and_collected(loop_store, fake_anthropic):
     fake_anthropic.responder = answer
     fake_anthropic.batch_polls = 2
     fake_anthropic.reply(200, message("not json"), when=fenced("Invoice INV-1003 was issued"))
@@ -189,7 +190,7 @@ def test_a_batch_is_submitted_polled_and_collected(loop_store, fake_anthropic): 
 
 def test_response_granularity_judges_all_claims_of_a_response_in_one_call(
     loop_store, fake_anthropic
-):  # noqa: F811
+):
     version = edit_rubric(loop_store, 1, {"granularity": "response"}, "lena").version
 
     def both(request):
