@@ -7,6 +7,7 @@ Claims labelled after the split join it by the same seeded hash; no claim ever m
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -65,7 +66,7 @@ def _first_split(
     added = []
     for units in strata.values():
         units.sort(key=lambda u: _rank(seed, *u))
-        cut = round(len(units) * share)
+        cut = math.floor(len(units) * share + 0.5)  # half up, not to even
         added += [(t, i, HELD_OUT if n < cut else TUNING) for n, (t, i) in enumerate(units)]
     return added
 
