@@ -17,7 +17,7 @@ from annotate.rubrics.baseline import missing_facts
 from annotate.rubrics.card import build_card, card_status, judge_calibration, scored_units
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
 from annotate.rubrics.loop import compare, few_shot_candidates, mark_calibrated
-from annotate.rubrics.render import card_markdown, number
+from annotate.rubrics.render import number
 from annotate.rubrics.runner import run_judge
 from annotate.rubrics.split import HELD_OUT, TUNING, ensure_split
 from annotate.rubrics.versions import (
