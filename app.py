@@ -23,6 +23,7 @@ PAGE_FILES = {
     "adjudicate": ("adjudicate", "Adjudicate"),
     "agreement": ("agreement", "Agreement"),
     "calibration": ("calibration", "Calibration"),
+    "rubric": ("rubric", "Rubric"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -36,11 +37,12 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "rubric",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "activity"],
+    "auditor": ["home", "agreement", "calibration", "rubric", "activity"],
 }
 
 
