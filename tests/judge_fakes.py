@@ -14,9 +14,14 @@ _BLOCK = re.compile(r"<(context|claim)>\n(.*?)\n</\1>", re.S)
 
 
 def blocks(request: dict[str, Any]) -> dict[str, str]:
-    text = "\n".join(
-        part["text"] for m in request["messages"] for part in m["content"] if part["type"] == "text"
-    )
+    parts = []
+    for turn in request["messages"]:
+        content = turn["content"]
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts += [part["text"] for part in content if part["type"] == "text"]
+    text = "\n".join(parts)
     return {tag: body for tag, body in _BLOCK.findall(text)}
 
 
