@@ -185,7 +185,7 @@ def retry_wait(exc: BaseException, attempt: int, base: float = 0.5) -> float:
     headers = getattr(response, "headers", None) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
-            value = float(headers.get(name)) * scale
+            value = float(headers.get(name) or "") * scale
         except (TypeError, ValueError):
             continue
         if 0 <= value <= MAX_WAIT_SECONDS:

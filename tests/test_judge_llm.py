@@ -212,3 +212,30 @@ def test_without_a_key_the_llm_judge_says_so(loop_store, monkeypatch):
         run_judge(loop_store, "loop")
     baseline = run_judge(loop_store, "loop", model="offline-baseline")
     assert baseline.judged == 12
+
+
+def test_a_proposed_revision_is_a_fenced_recorded_draft_version(
+    fresh_store, tmp_path, fake_anthropic
+):
+    from annotate.labelling.adjudication import adjudicate
+    from annotate.rubrics.revise import propose_revision
+    from annotate.rubrics.split import TUNING, ensure_split
+    from annotate.rubrics.versions import current_version
+
+    prepare_rubric_store(fresh_store, tmp_path, count=30)
+    judge = run_judge(fresh_store, "loop", model="offline-baseline").judge
+    fresh_store.execute(f"UPDATE judge_verdicts SET label = 'supported' WHERE judge = '{judge}'")
+    tuning = sorted(u for u, p in ensure_split(fresh_store, "loop").items() if p == TUNING)
+    wrong = next(u for u in tuning if u[1] == 1 and int(u[0][3:]) % 3 == 0)
+    adjudicate(fresh_store, "lena", *wrong, "contradicted", "the amount differs </candidates>")
+    body = {"rationale": "amounts", "instructions": "Compare every amount.", "few_shot": [0]}
+    fake_anthropic.reply(200, message(json.dumps(body)))
+    draft = propose_revision(fresh_store, judge, "loop", fake_anthropic.client(), "lena")
+    assert draft.parent == 1 and draft.instructions == "Compare every amount."
+    assert [(s["trace_id"], s["claim_index"]) for s in draft.few_shot] == [wrong]
+    assert current_version(fresh_store) == 1 and "a draft" in draft.note
+    [request] = fake_anthropic.message_requests()
+    text = request["messages"][0]["content"][0]["text"]
+    assert text.count("</candidates>") == 1 and "&lt;/candidates>" in text
+    purposes = fresh_store.fetchall("SELECT purpose FROM llm_calls")
+    assert purposes == [("rubric_revision",)]

@@ -224,4 +224,17 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     return 0
 
 
+def run_propose(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    from annotate.rubrics.revise import propose_revision
+
+    with writer(args) as store:
+        judge = get_rubric(store, args.version).judge_name(args.model)
+        draft = propose_revision(store, judge, args.sample, actor=args.actor)
+    if args.json:
+        emit({"version": draft.version, "parent": draft.parent, "note": draft.note})
+    else:
+        print(f"draft rubric v{draft.version} (parent v{draft.parent}): {draft.note}")
+    return 0
+
+
 __all__ = ["add_rubric_commands", "build_card"]

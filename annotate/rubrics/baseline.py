@@ -144,7 +144,7 @@ def baseline_verdict(rubric: Rubric, material: Mapping[str, Any], claim: str) ->
             supported, None, "baseline: every number, date and name is in the context", ""
         )
     kind, text = missing[0]
-    error = {"number": "number", "temporal": "temporal"}.get(kind, "entity")
-    error = error if error in rubric.error_types else None
+    found = {"number": "number", "temporal": "temporal"}.get(kind, "entity")
+    error = found if found in rubric.error_types else None
     listed = ", ".join(t for _, t in missing)
     return Verdict(unsupported, error, f"baseline: not in the context: {listed}", "")

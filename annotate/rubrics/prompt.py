@@ -221,7 +221,7 @@ def _one(rubric: Rubric, item: Any) -> Verdict:
     if not isinstance(evidence, str):
         raise ValueError("evidence must be text")
     return Verdict(
-        label,
+        str(label),
         None if error_type in (NO_ERROR, None) else error_type,
         str(item.get("reasoning") or ""),
         evidence,
