@@ -216,6 +216,15 @@ def message_params(
     return params
 
 
+@dataclass
+class Answer:
+    """A structured call's outcome before it is stored: the parsed result or an error."""
+
+    record: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+
+
 def ask_structured(
     store: Store,
     client: Any,
@@ -228,6 +237,18 @@ def ask_structured(
 
     Raises LLMError (with the recorded call's id) when it failed or did not parse.
     """
+    return save_answer(store, call, call_structured(client, call, params, parse, retry))
+
+
+def call_structured(
+    client: Any,
+    call: LLMCall,
+    params: dict[str, Any],
+    parse: Callable[[str], Any],
+    retry: Retry | None = None,
+) -> Answer:
+    """The call and its retries, touching no store (safe in a worker thread); store the
+    Answer with save_answer, so many calls can be recorded in one transaction."""
     retry = retry or Retry()
     sender = client.with_options(max_retries=0, timeout=retry.timeout)
     record = _record_base(call)
@@ -244,9 +265,16 @@ def ask_structured(
                 continue
             record["request_id"] = getattr(exc, "request_id", None)
             record["error"] = f"{type(exc).__name__}: {exc}"
-            call_id = record_llm_call(store, record)
-            raise LLMError(f"the {call.purpose} call failed: {record['error']}", call_id) from exc
-    return _parsed(store, record, message, parse, call)
+            return Answer(record, error=f"the {call.purpose} call failed: {record['error']}")
+    return _answer(record, message, parse, call)
+
+
+def save_answer(store: Store, call: LLMCall, answer: Answer) -> tuple[Any, int]:
+    """Record the call; (result, id), or LLMError (with the id) when it failed."""
+    call_id = record_llm_call(store, answer.record)
+    if answer.error is not None:
+        raise LLMError(answer.error, call_id)
+    return answer.result, call_id
 
 
 def _is_sdk_error(exc: BaseException) -> bool:
@@ -264,9 +292,9 @@ def _record_base(call: LLMCall) -> dict[str, Any]:
     }
 
 
-def _parsed(
-    store: Store, record: dict[str, Any], message: Any, parse: Callable[[str], T], call: LLMCall
-) -> tuple[T, int]:
+def _answer(
+    record: dict[str, Any], message: Any, parse: Callable[[str], Any], call: LLMCall
+) -> Answer:
     raw = "".join(block.text for block in message.content if block.type == "text")
     usage = message.usage
     record.update(
@@ -278,13 +306,11 @@ def _parsed(
         raw_response=raw,
     )
     try:
-        result = parse(raw)
+        return Answer(record, result=parse(raw))
     except ValueError as exc:
         cut = " (the answer hit max_tokens)" if message.stop_reason == "max_tokens" else ""
         record["error"] = f"the answer did not parse: {exc}{cut}"
-        call_id = record_llm_call(store, record)
-        raise LLMError(f"the {call.purpose} answer did not parse: {exc}{cut}", call_id) from None
-    return result, record_llm_call(store, record)
+        return Answer(record, error=f"the {call.purpose} answer did not parse: {exc}{cut}")
 
 
 # --- Message Batches ---------------------------------------------------------------------------
@@ -326,10 +352,9 @@ def collect_batch(
             call_id = record_llm_call(store, record)
             yield item.custom_id, None, LLMError(record["error"], call_id), call_id
             continue
+        answer = _answer(record, item.result.message, parsers[item.custom_id], call)
         try:
-            result, call_id = _parsed(
-                store, record, item.result.message, parsers[item.custom_id], call
-            )
+            result, call_id = save_answer(store, call, answer)
         except LLMError as exc:
             yield item.custom_id, None, exc, exc.call_id or 0
             continue

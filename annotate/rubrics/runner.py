@@ -312,26 +312,31 @@ def _run_calls(
         while pending or running:
             while pending and len(running) < concurrency and not (cancel and cancel.is_set()):
                 job = pending.pop()
-                running[pool.submit(_call, store, plan, client, job, retry)] = job
+                running[pool.submit(_call, plan, client, job, retry)] = job
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                store_outcome(store, plan, running.pop(future), future.result())
-                finished += 1
+            with store.transaction():  # every answer that arrived meanwhile: one commit
+                for future in done:
+                    job = running.pop(future)
+                    store_outcome(store, plan, job, _saved(store, plan, job, future.result()))
+                    finished += 1
             if progress:
                 progress(finished, len(plan.jobs))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _call(store: Store, plan: Plan, client: Any, job: Job, retry: llm.Retry | None) -> Any:
+def _call(plan: Plan, client: Any, job: Job, retry: llm.Retry | None) -> llm.Answer:
+    """In a worker thread: the call only; the main thread stores it."""
     rubric = plan.rubric
     params = params_for(rubric, plan.model, job, plan.material)
     parse = prompt.parser(rubric, len(job.claims))
+    return llm.call_structured(client, call_for(rubric, plan.model, job), params, parse, retry)
+
+
+def _saved(store: Store, plan: Plan, job: Job, answer: llm.Answer) -> Any:
     try:
-        return llm.ask_structured(
-            store, client, call_for(rubric, plan.model, job), params, parse, retry
-        )
+        return llm.save_answer(store, call_for(plan.rubric, plan.model, job), answer)
     except llm.LLMError as exc:
         return exc
