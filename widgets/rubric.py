@@ -101,7 +101,7 @@ def few_shot_picker(store: Store, rubric, samples: list[str], user) -> None:
         sample = st.selectbox("From sample", samples, key="rubric_shot_sample")
         if not sample:
             return
-        ensure_split(store, sample)
+        ensure_split(store, sample, actor=user.name)
         candidates = few_shot_candidates(store, sample, rubric.judge_name())
         if not candidates:
             st.info("No adjudicated claim in the tuning part yet.")

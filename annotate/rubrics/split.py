@@ -11,6 +11,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from annotate.accounts.activity import Actor, record_act
 from annotate.labelling.evidence import load_evidence
 from annotate.stats.gold import claim_gold
 from annotate.store import Store
@@ -28,9 +29,14 @@ def _rank(seed: int, trace_id: str, claim_index: int) -> float:
 
 
 def ensure_split(
-    store: Store, sample: str, seed: int = 0, share: float = DEFAULT_SHARE
+    store: Store,
+    sample: str,
+    seed: int = 0,
+    share: float = DEFAULT_SHARE,
+    actor: Actor | str | None = None,
 ) -> dict[tuple[str, int], str]:
-    """(trace, claim) -> tuning | held_out for every labelled claim of the sample."""
+    """(trace, claim) -> tuning | held_out for every labelled claim of the sample; claims not
+    in the split yet are added (recorded as an act of `actor`, the OS user when None)."""
     parts = sql.split_rows(store, sample)
     labelled = sql.labelled_claims(store, sample)
     new = [c for c in labelled if (c["trace_id"], c["claim_index"]) not in parts]
@@ -51,6 +57,10 @@ def ensure_split(
         ]
     with store.transaction():
         sql.insert_split(store, sample, seed, added)
+        held = sum(part == HELD_OUT for _, _, part in added)
+        record_act(
+            store, actor, "rubric", f"split {sample}", seed=seed, added=len(added), held_out=held
+        )
     return {**parts, **{(t, i): p for t, i, p in added}}
 
 
