@@ -239,3 +239,52 @@ def test_a_proposed_revision_is_a_fenced_recorded_draft_version(
     assert text.count("</candidates>") == 1 and "&lt;/candidates>" in text
     purposes = fresh_store.fetchall("SELECT purpose FROM llm_calls")
     assert purposes == [("rubric_revision",)]
+
+
+def test_a_run_killed_midway_keeps_its_verdicts_and_the_rerun_asks_only_the_rest(
+    loop_store, fake_anthropic
+):
+    fake_anthropic.responder = answer
+
+    def interrupt(done, total):
+        if done >= 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_judge(
+            loop_store,
+            "loop",
+            client=fake_anthropic.client(),
+            retry=FAST,
+            concurrency=1,
+            progress=interrupt,
+        )
+    [run] = run_sql.runs(loop_store)
+    assert run["status"] == "cancelled"
+    kept = len(run_sql.judged_claims(loop_store, run["judge"]))
+    assert kept == 4
+    asked = len(fake_anthropic.message_requests())
+    rerun = run_judge(loop_store, "loop", client=fake_anthropic.client(), retry=FAST)
+    assert (rerun.already_done, rerun.judged) == (4, 8)
+    assert len(fake_anthropic.message_requests()) == asked + 8
+
+
+def test_a_batch_run_stopped_while_processing_resumes_the_same_batch(loop_store, fake_anthropic):
+    fake_anthropic.responder = answer
+    fake_anthropic.batch_polls = 1
+    cancel = threading.Event()
+    cancel.set()  # stop after the first poll
+    first = run_judge(
+        loop_store,
+        "loop",
+        client=fake_anthropic.client(),
+        batch=True,
+        cancel=cancel,
+        poll_seconds=0.01,
+    )
+    assert first.status == "submitted" and first.judged == 0
+    second = run_judge(
+        loop_store, "loop", client=fake_anthropic.client(), batch=True, poll_seconds=0.01
+    )
+    assert (second.run_id, second.judged, second.status) == (first.run_id, 12, "done")
+    assert len([r for r in fake_anthropic.requests if "requests" in r]) == 1  # submitted once

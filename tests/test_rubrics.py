@@ -271,3 +271,29 @@ def test_the_question_form_maps_unknown_to_an_abstention(loop_store):
     document = judge_calibration(loop_store, judge, "loop", None, repetitions=100)
     assert document["coverage"]["abstained"] == 2 and document["n"] == 178
     assert (ROOT / "pages" / "rubric.py").exists()
+
+
+def test_the_card_kappa_equals_scikit_learns_on_the_held_out_pairs(loop_store):
+    from sklearn.metrics import cohen_kappa_score
+
+    version = baseline_version(loop_store)
+    judge = run_judge(loop_store, "loop", version).judge
+    loop_store.execute(
+        "UPDATE judge_verdicts SET label = 'supported' WHERE trace_id IN ('rt-000', 'rt-003', 'rt-012', 'rt-030') AND claim_index = 1"
+    )
+    loop_store.execute(
+        "UPDATE judge_verdicts SET label = 'contradicted' WHERE trace_id IN ('rt-001', 'rt-002', 'rt-004', 'rt-005', 'rt-007') AND claim_index = 0"
+    )
+    card = build_card(loop_store, judge, "loop", repetitions=200)
+    held = {u for u, p in ensure_split(loop_store, "loop").items() if p == HELD_OUT}
+    verdicts = {
+        (r["trace_id"], r["claim_index"]): r["label"]
+        for r in run_sql.run_verdicts(loop_store, judge)
+    }
+    judge_says = [verdicts[u] != "supported" for u in sorted(held)]
+    gold = [u[1] == 1 and int(u[0][3:]) % 3 == 0 for u in sorted(held)]
+    assert card[HELD_OUT]["cohen_kappa"]["value"] == pytest.approx(
+        cohen_kappa_score(gold, judge_says)
+    )
+    caught = sum(j and g for j, g in zip(judge_says, gold, strict=True))
+    assert card[HELD_OUT]["sensitivity"]["value"] == pytest.approx(caught / sum(gold))
