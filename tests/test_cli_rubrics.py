@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_app
+from conftest import plain, run_app
 from fake_anthropic import fake_anthropic, message  # noqa: F401 - the fixture
 from judge_fakes import answer
 from rubric_data import prepare_rubric_store
@@ -127,3 +127,46 @@ def test_the_rubric_page_lets_a_lead_run_the_baseline_and_an_auditor_only_read(
         store.close()
     assert acts == [("lena",)]
     assert json.dumps(acts)
+
+
+def test_the_rubric_page_compares_versions_marks_calibrated_and_shows_staleness(
+    db_path, tmp_path, monkeypatch
+):
+    from annotate.agreement.calibration import save_thresholds
+    from annotate.rubrics.runner import run_judge
+    from annotate.rubrics.versions import edit_rubric, make_current
+
+    store = open_store(db_path)
+    prepare_rubric_store(store, tmp_path, count=90)
+    save_thresholds(store, {"cohen_kappa": 0.5, "sensitivity": 0.5, "specificity": None}, "lena")
+    first = edit_rubric(store, 1, {"model": "offline-baseline"}, "lena").version
+    second = edit_rubric(store, first, {"instructions": "Stricter."}, "lena").version
+    make_current(store, first, "lena")
+    judges = [run_judge(store, "loop", v).judge for v in (first, second)]
+    store.execute(
+        f"UPDATE judge_verdicts SET label = 'supported' WHERE judge = '{judges[0]}' AND trace_id = 'rt-000'"
+    )
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(db_path))
+    app = run_app(User("lena", "lead"), "pages/rubric.py")
+    app.multiselect(key="rubric_compare").set_value(judges).run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    frames = [d.value for d in app.dataframe]
+    table = next(f for f in frames if {"judge", "statistic"} <= set(f.columns))
+    assert set(table["judge"]) == set(judges)
+    [flips] = [f for f in frames if "flip" in f.columns]
+    assert list(flips["flip"]) == ["wrong to right"] and list(flips["trace_id"]) == ["rt-000"]
+    app.selectbox(key="rubric_version").set_value(first).run()
+    app.button(key="rubric_mark").click().run()
+    assert not app.exception, app.exception
+    assert any("Calibrated for" in s.value for s in app.success)
+    app.run()  # the card is drawn above the button: the next run shows it
+    assert any("Fresh: fingerprint" in s.value for s in app.success)
+    store = open_store(db_path)
+    make_current(store, second, "lena")
+    store.close()
+    app.run()
+    assert any(
+        plain(e.value).startswith("stale: recalibrate (rubric_version 2 -> 3") for e in app.error
+    )
