@@ -170,3 +170,25 @@ def test_the_rubric_page_compares_versions_marks_calibrated_and_shows_staleness(
     assert any(
         plain(e.value).startswith("stale: recalibrate (rubric_version 2 -> 3") for e in app.error
     )
+
+
+def test_annotate_calibration_scores_our_judge_on_the_held_out_part(loop_db, cli):
+    assert cli("judge", "--sample", "loop", "--baseline").code == 0
+    judge = "rubric-v1:offline-baseline"
+    held = cli(
+        "calibration", "--judge", judge, "--sample", "loop", "--json", "--resamples", "200"
+    ).json()
+    every = cli(
+        "calibration",
+        "--judge",
+        judge,
+        "--sample",
+        "loop",
+        "--part",
+        "all",
+        "--json",
+        "--resamples",
+        "200",
+    ).json()
+    assert (held["part"], every["part"]) == ("held_out", "all")
+    assert every["n"] == 12 and held["n"] == 4  # 30% of each stratum, half up

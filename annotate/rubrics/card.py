@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from annotate.agreement.calibration import calibration, load_thresholds
+from annotate.agreement.calibration import EPSILON, calibration, load_thresholds
 from annotate.agreement.reliability import agreement
 from annotate.rubrics import prompt
 from annotate.rubrics.runner import few_shot_units
@@ -69,13 +69,14 @@ def judge_calibration(
     seed: int = 0,
     repetitions: int = 1000,
     thresholds: Mapping[str, float | None] | None = None,
+    epsilon: float = EPSILON,
 ) -> dict[str, Any]:
     """The calibration document on one part of the split (None or no sample: every claim).
 
     The Calibration page and the card both call this: one function, the same numbers."""
     units = scored_units(store, judge, sample, part) if sample and part else None
     document = calibration(
-        store, judge, sample, "claim", by, seed, repetitions, thresholds, units=units
+        store, judge, sample, "claim", by, seed, repetitions, thresholds, epsilon, units=units
     )
     document["part"] = part if units is not None else "all"
     return document
