@@ -24,6 +24,7 @@ PAGE_FILES = {
     "agreement": ("agreement", "Agreement"),
     "calibration": ("calibration", "Calibration"),
     "rates": ("rates", "Rates"),
+    "rubric": ("rubric", "Rubric"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -37,12 +38,13 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "rubric",
         "rates",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "rates", "activity"],
+    "auditor": ["home", "agreement", "calibration", "rubric", "rates", "activity"],
 }
 
 

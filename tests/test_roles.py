@@ -38,13 +38,14 @@ PAGES = {
     "agreement": "pages/agreement.py",
     "calibration": "pages/calibration.py",
     "rates": "pages/rates.py",
+    "rubric": "pages/rubric.py",
     "activity": "pages/activity.py",
     "users": "pages/users.py",
 }
 ROLE_PAGES = {
     "lead": set(PAGES),
     "reviewer": {"home", "label"},
-    "auditor": {"home", "agreement", "calibration", "rates", "activity"},
+    "auditor": {"home", "agreement", "calibration", "rubric", "rates", "activity"},
 }
 USERS = {"lead": User("lena", "lead"), "reviewer": User("alice", "reviewer")}
 USERS["auditor"] = User("audrey", "auditor")

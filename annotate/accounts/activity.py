@@ -29,6 +29,8 @@ KINDS = (
     "export",
     "verdict",
     "skip",
+    "rubric",
+    "judge_run",
 )
 
 

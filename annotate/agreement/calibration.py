@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
@@ -219,12 +219,17 @@ def calibration(
     repetitions: int = 1000,
     thresholds: Mapping[str, float | None] | None = None,
     epsilon: float = EPSILON,
+    units: Collection[Any] | None = None,
 ) -> dict[str, Any]:
-    """The `annotate calibration --json` document; positive means unsupported."""
+    """The `annotate calibration --json` document; positive means unsupported.
+
+    `units`: only these claims are scored (a rubric's held-out or tuning part)."""
     check_scope(level, "binary")
     check_names(store, judge, sample)
     evidence = load_evidence(store, sample)
     judged = judge_labels(store, evidence, judge, level)
+    if units is not None:
+        judged = {u: v for u, v in judged.items() if u in units}
     traces = sorted({trace_of(u) for u in judged})
     values = settings_sql.slice_values(store, traces, [c for c in by if c != "error_type"])
     return calibration_document(

@@ -28,6 +28,7 @@ from annotate.cli.console import (
 from annotate.cli.imports import add_import_commands
 from annotate.cli.people import add_people_commands
 from annotate.cli.rates import add_rates_commands
+from annotate.cli.rubrics import add_rubric_commands
 from annotate.cli.samples import add_sample_commands
 from annotate.crash_log import EXIT_UNEXPECTED, record_crash
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_claims_commands(commands, common, writer, emit, say)
     add_agreement_commands(commands, common, writer, emit, say)
     add_rates_commands(commands, common, writer, emit, say)
+    add_rubric_commands(commands, common, writer, emit, say)
     return parser
 
 

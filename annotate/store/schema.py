@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from annotate.store.schema_rubrics import rubrics_migration
+
 DEFAULT_RUBRIC_LABELS = [
     {
         "label": "supported",
@@ -306,4 +308,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_labelling", _LABELLING),
     ("0005_trust", _TRUST),
     ("0006_judge_label_map", _JUDGE_LABEL_MAP),
+    ("0008_rubrics", rubrics_migration(ERROR_TYPES)),
 ]

@@ -32,6 +32,12 @@ def store_status(store: Store) -> dict[str, Any]:
         "judgeable": int(judgeable),
         "claims": int(store.scalar("SELECT count(*) FROM claims")),
         "judge_verdicts": int(store.scalar("SELECT count(*) FROM judge_verdicts")),
+        "judge_verdicts_by_origin": {
+            origin: int(n)
+            for origin, n in store.fetchall(
+                "SELECT origin, count(*) FROM judge_verdicts GROUP BY origin ORDER BY origin"
+            )
+        },
         "label_events": int(store.scalar("SELECT count(*) FROM label_events")),
         "traces_with_claims": int(with_claims),
         "traces_with_judge_verdicts": int(with_verdicts),
