@@ -43,7 +43,7 @@ by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by
 saved = load_thresholds(store)
 scope = None if sample == ALL else sample
 try:
-    report = calibration(store, judge, scope, level, by, thresholds=saved)
+    report = ui.computed(calibration, judge, scope, level, by, thresholds=saved)
 except UnmappedJudgeLabelError as exc:
     ui.show_error(exc)
     with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):

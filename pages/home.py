@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 
 try:
     store = ui.store()
-    status = store_status(store)
+    status = ui.computed(store_status)
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()

@@ -197,6 +197,9 @@ async def measure(app_url: str, bare_url: str, presses: int, app_pid: int) -> di
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
         )
         bare = await bare_latencies(browser, bare_url, presses)
+        bare_together = await asyncio.gather(
+            *(bare_latencies(browser, bare_url, presses) for _ in REVIEWERS)
+        )
         alone = await label_latencies(browser, app_url, REVIEWERS[0], presses)
         rss_alone = rss(app_pid)
         together = await asyncio.gather(
@@ -206,6 +209,7 @@ async def measure(app_url: str, bare_url: str, presses: int, app_pid: int) -> di
         await browser.close()
     return {
         "bare": bare,
+        "bare_together": [t for times in bare_together for t in times],
         "alone": alone,
         "together": [t for times in together for t in times],
         "rss": (rss_alone, rss_together),
@@ -251,6 +255,11 @@ def run() -> None:
         f"same, {len(REVIEWERS)} reviewers at once: median {t_med * 1000:.0f} ms, "
         f"p95 {t_p95 * 1000:.0f} ms; median {t_med / b_med:.2f}x bare median (target <= 1.5x), "
         f"p95 {t_p95 / b_med:.2f}x bare median"
+    )
+    c_med, c_p95 = summary(got["bare_together"])
+    show(
+        f"(for scale: {len(REVIEWERS)} bare sessions at once: median {c_med * 1000:.0f} ms, "
+        f"p95 {c_p95 * 1000:.0f} ms, {c_med / b_med:.2f}x the bare median: the machine's share)"
     )
     alone_rss, end_rss = got["rss"]
     show(
