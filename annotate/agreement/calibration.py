@@ -234,6 +234,7 @@ def calibration(
     )  # fmt: skip
 
 
+@stats.shared_resamples()
 def calibration_document(
     evidence: Evidence,
     judge: str,
