@@ -85,3 +85,71 @@ def test_change_mark_moves_with_each_input_of_the_statistics(half_labelled):
     assert after_setting != after_label
     store.execute("UPDATE settings SET value = '1' WHERE key = 'readiness'")  # not via an act
     assert change_mark(store) != after_setting
+
+
+def _old_rule(store, by, seed, ranges):
+    """The draw as it was: every frame trace numbered in a window sorted by SHA-256."""
+    keys = ", ".join(f"s{i}" for i in range(len(by)))
+    selects = ", ".join(f"{name} AS s{i}" for i, name in enumerate(by))
+    rows = store.fetchall(
+        f"WITH frame AS (SELECT trace_id, {selects}, "
+        "sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h FROM traces WHERE judgeable) "
+        f"SELECT trace_id, {keys}, row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) "
+        "FROM frame",
+        [seed],
+    )
+    wanted = {key: (lo, hi) for key, lo, hi in ranges}
+    found = []
+    for row in rows:
+        key, rank = tuple(row[1:-1]), row[-1]
+        lo, hi = wanted.get(key, (0, 0))
+        if lo < rank <= hi:
+            found.append((row[0], key, rank))
+    return sorted(found, key=lambda r: ([(v is None, v) for v in r[1]], r[2]))
+
+
+def test_per_stratum_top_k_draws_the_same_sample_as_the_sorted_window(fresh_store):
+    from annotate.sampling.allocation import Filters
+    from annotate.store.samples import draw_ranks
+
+    fresh_store.execute(
+        "INSERT INTO imports (id, kind, path, format, started_at) "
+        "VALUES (1, 'traces', 'gen', 'sql', now())"
+    )
+    fresh_store.execute(
+        "INSERT INTO traces SELECT 'g-' || i::VARCHAR, 1, i, '', NULL, "
+        "CASE WHEN i % 11 = 0 THEN NULL ELSE 'f' || (hash(i) % 6)::VARCHAR END, "
+        "'r' || (hash(i + 1) % 3)::VARCHAR, 'm', 'q', 'r', i % 17 <> 0, '{}' FROM range(4000) t(i)"
+    )
+    by = ("feature", "risk_category")
+    strata = fresh_store.fetchall(
+        "SELECT feature, risk_category, count(*) FROM traces WHERE judgeable GROUP BY ALL"
+    )
+    for seed in (0, 1, 20260301):
+        first = [((f, r), 0, min(n, 3 + len(f or "") * seed % 9)) for f, r, n in strata]
+        more = [(key, hi, hi + 4) for key, _, hi in first]  # a top-up: ranks past the first draw
+        for ranges in (first, more):
+            ours = draw_ranks(fresh_store, Filters(), by, 1, seed, ranges)
+            expected = _old_rule(fresh_store, by, seed, ranges)
+            assert ours == expected
+            sizes = [n for *_, n in strata]
+            assert len(ours) == sum(
+                min(hi, n) - min(lo, n) for (_, lo, hi), n in zip(ranges, sizes, strict=True)
+            )
+
+
+def test_a_draw_uses_the_plan_it_is_given_unless_its_inputs_changed(fresh_store, tmp_path):
+    from dataclasses import replace
+
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample, plan_sample
+
+    prepare(fresh_store, tmp_path)
+    spec = SampleSpec(name="again", n=6, by=("feature",), seed=4)
+    plan = plan_sample(fresh_store, spec)
+    drawn = draw_sample(fresh_store, spec, created_by="lena", plan=plan)
+    assert drawn is plan  # planned once
+    fresh = draw_sample(fresh_store, replace(spec, name="fresh"), created_by="lena")
+    assert sorted(fresh.trace_ids) == sorted(drawn.trace_ids)  # the seed decides, not the name
+    stale = replace(plan_sample(fresh_store, replace(spec, name="stale")), inputs=("old",))
+    assert draw_sample(fresh_store, stale.spec, created_by="lena", plan=stale) is not stale
