@@ -153,3 +153,20 @@ def test_a_draw_uses_the_plan_it_is_given_unless_its_inputs_changed(fresh_store,
     assert sorted(fresh.trace_ids) == sorted(drawn.trace_ids)  # the seed decides, not the name
     stale = replace(plan_sample(fresh_store, replace(spec, name="stale")), inputs=("old",))
     assert draw_sample(fresh_store, stale.spec, created_by="lena", plan=stale) is not stale
+
+
+def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monkeypatch):
+    from annotate.errors import StoreError
+    from annotate.store import open_store
+
+    monkeypatch.delenv("ANNOTATE_MEMORY_LIMIT", raising=False)
+    store = open_store(tmp_path / "default.duckdb")
+    assert store.scalar("SELECT current_setting('memory_limit')") == "381.4 MiB"  # 400MB
+    store.close()
+    monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "1GB")
+    store = open_store(tmp_path / "big.duckdb")
+    assert store.scalar("SELECT current_setting('memory_limit')") == "953.6 MiB"  # 1e9 bytes
+    store.close()
+    monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "lots")
+    with pytest.raises(StoreError, match="ANNOTATE_MEMORY_LIMIT='lots' is not a size"):
+        open_store(tmp_path / "bad.duckdb")
