@@ -142,7 +142,11 @@ async def bare_latencies(browser, url: str, presses: int) -> list[float]:
     return times
 
 
-async def label_latencies(browser, url: str, reviewer: str, presses: int) -> list[float]:
+async def label_latencies(
+    browser, url: str, reviewer: str, presses: int, watch: tuple[int, list[int]] | None = None
+) -> list[float]:
+    """Key press -> whole claim area, per press; `watch` (pid, list) collects the app's RSS
+    every 10 presses."""
     page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
     page.set_default_timeout(60_000)
     await page.goto(url)
@@ -164,6 +168,8 @@ async def label_latencies(browser, url: str, reviewer: str, presses: int) -> lis
         await page.keyboard.press("1")
         await page.wait_for_function(DRAWN, arg=before, polling="raf")
         times.append(time.perf_counter() - started)
+        if watch and len(times) % 10 == 0:
+            watch[1].append(rss(watch[0]))
     return times
 
 
@@ -200,7 +206,10 @@ async def measure(app_url: str, bare_url: str, presses: int, app_pid: int) -> di
         bare_together = await asyncio.gather(
             *(bare_latencies(browser, bare_url, presses) for _ in REVIEWERS)
         )
-        alone = await label_latencies(browser, app_url, REVIEWERS[0], presses)
+        session_rss: list[int] = []
+        alone = await label_latencies(
+            browser, app_url, REVIEWERS[0], presses, (app_pid, session_rss)
+        )
         rss_alone = rss(app_pid)
         together = await asyncio.gather(
             *(label_latencies(browser, app_url, r, presses) for r in REVIEWERS[1:] + REVIEWERS[:1])
@@ -213,6 +222,7 @@ async def measure(app_url: str, bare_url: str, presses: int, app_pid: int) -> di
         "alone": alone,
         "together": [t for times in together for t in times],
         "rss": (rss_alone, rss_together),
+        "session_rss": session_rss,
     }
 
 
@@ -261,8 +271,12 @@ def run() -> None:
         f"(for scale: {len(REVIEWERS)} bare sessions at once: median {c_med * 1000:.0f} ms, "
         f"p95 {c_p95 * 1000:.0f} ms, {c_med / b_med:.2f}x the bare median: the machine's share)"
     )
+    show(
+        "app RSS every 10 verdicts of the one reviewer's session: "
+        + ", ".join(megabytes(size) for size in got["session_rss"])
+    )
     alone_rss, end_rss = got["rss"]
     show(
         f"app RSS after {presses} verdicts: {megabytes(alone_rss)}; after "
-        f"{presses * (len(REVIEWERS) + 1)} verdicts: {megabytes(end_rss)}"
+        f"{presses * (len(REVIEWERS) + 1)} verdicts in 6 sessions: {megabytes(end_rss)}"
     )
