@@ -208,8 +208,13 @@ def interval(
     if draws.shape[1] - strata < 1:
         reason = "one group per stratum: nothing to resample for an interval"
         return Stat(point.value, point.units, reason=reason, method=point.method)
-    group_sums = np.zeros((draws.shape[1], measure.features.shape[1]))
-    np.add.at(group_sums, member, measure.features)
+    # Per group, the sum of its units' features (what np.add.at does, in the same order, faster).
+    group_sums = np.column_stack(
+        [
+            np.bincount(member, weights=column, minlength=draws.shape[1])
+            for column in measure.features.T
+        ]
+    ).reshape(draws.shape[1], measure.features.shape[1])
     values = measure.value(draws @ group_sums)
     values = values[~np.isnan(values)]
     if len(values) < draws.shape[0] * MIN_DEFINED_SHARE:
