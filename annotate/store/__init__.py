@@ -159,7 +159,7 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
     if target != ":memory:":
         db.parent.mkdir(parents=True, exist_ok=True)
     try:
-        config = {"memory_limit": memory_limit()}
+        config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit()}
         conn = duckdb.connect(target, read_only=read_only, config=config)
     except duckdb.IOException as exc:
         raise _translate_open_error(target, exc) from exc
