@@ -47,9 +47,9 @@ ours = rubric_judge(judge) is not None and scope is not None and level == "claim
 part = calibration_widgets.part_choice() if ours else None
 try:
     if ours:  # our own judge: the held-out part by default, as on its calibration card
-        report = judge_calibration(store, judge, scope, part, by, thresholds=saved)
+        report = ui.computed(judge_calibration, judge, scope, part, by, thresholds=saved)
     else:
-        report = calibration(store, judge, scope, level, by, thresholds=saved)
+        report = ui.computed(calibration, judge, scope, level, by, thresholds=saved)
 except UnmappedJudgeLabelError as exc:
     ui.show_error(exc)
     with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):

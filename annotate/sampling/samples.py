@@ -38,6 +38,7 @@ class Plan:
     strata: list[StratumPlan]
     max_import_id: int
     trace_ids: list[str] = field(default_factory=list)
+    inputs: tuple[Any, ...] = ()  # what the plan read (sql.plan_inputs): still valid if equal
 
     @property
     def total(self) -> int:
@@ -57,6 +58,7 @@ class Plan:
 
 def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> Plan:
     """The per-stratum N_h, n_h and inclusion probability, before anything is stored."""
+    inputs = sql.plan_inputs(store)
     snapshot = sql.max_import_id(store) if snapshot is None else snapshot
     counts, frame_size, excluded = frame_strata(store, spec, snapshot)
     sizes = _sizes(spec, counts)
@@ -64,7 +66,7 @@ def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> 
         StratumPlan(key, population, size, rate)
         for (key, population, rate), size in zip(counts, sizes, strict=True)
     ]
-    return Plan(spec, frame_size, excluded, strata, snapshot)
+    return Plan(spec, frame_size, excluded, strata, snapshot, inputs=inputs)
 
 
 def judge_outcomes(store: Store) -> list[tuple[str, str, str]]:
@@ -133,16 +135,23 @@ def _check_columns_have_values(
             )
 
 
-def draw_sample(store: Store, spec: SampleSpec, created_by: Actor | str | None = None) -> Plan:
+def draw_sample(
+    store: Store,
+    spec: SampleSpec,
+    created_by: Actor | str | None = None,
+    plan: Plan | None = None,
+) -> Plan:
     """Plan, draw and store a new named sample, in one transaction; `created_by` is the actor
-    (the signed-in user; None: the OS user)."""
+    (the signed-in user; None: the OS user). `plan` (from plan_sample, e.g. the preview a
+    lead saw) is drawn as it is when nothing it read has changed since; else it is redone."""
     who = as_actor(created_by)
     with store.transaction():
         if sql.sample_row(store, spec.name) is not None:
             raise SampleError(
                 f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
             )
-        plan = plan_sample(store, spec)
+        if plan is None or plan.spec != spec or plan.inputs != sql.plan_inputs(store):
+            plan = plan_sample(store, spec)
         sql.insert_sample(store, _sample_record(plan, who.name))
         _store_draw(store, plan, [(s.values, 0, s.sample) for s in plan.strata], who.name)
         record_act(store, who, "sample", spec.name, traces=len(plan.trace_ids), seed=spec.seed)
