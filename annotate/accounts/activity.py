@@ -29,6 +29,7 @@ KINDS = (
     "export",
     "verdict",
     "skip",
+    "canary",
 )
 
 
