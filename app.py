@@ -23,6 +23,7 @@ PAGE_FILES = {
     "adjudicate": ("adjudicate", "Adjudicate"),
     "agreement": ("agreement", "Agreement"),
     "calibration": ("calibration", "Calibration"),
+    "canary": ("canary", "Canary"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -36,11 +37,12 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "canary",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "activity"],
+    "auditor": ["home", "agreement", "calibration", "canary", "activity"],
 }
 
 

@@ -55,9 +55,9 @@ def import_responses(
     path: str | os.PathLike[str],
     fmt: str | None = None,
     actor: Actor | str | None = None,
-) -> ImportReport:
+) -> tuple[ImportReport, dict[str, int]]:
     """Import a file of replayed responses into suite `name`; rows with an unknown or missing
-    canary id are rejected by line, the rest scored; one transaction."""
+    canary id are rejected by line, the rest scored; one transaction. (report, outcome counts)"""
     suite = suite_row(store, name)
     checks = {item["canary_id"]: item["checks"] for item in sql.items(store, name)}
     who = as_actor(actor)
@@ -71,11 +71,11 @@ def import_responses(
         neither = [row for row in rows if row["outcome"] == "neither"]
         insert_claims(store, [_whole_response(row) for row in neither])
         sql.add_to_queue(store, suite, [row["trace_id"] for row in neither], who.name)
-        counts = dict(Counter(row["outcome"] for row in rows))
+        counts = {key: 0 for key in OUTCOMES} | Counter(row["outcome"] for row in rows)
         record_act(
             store, who, "canary", name, action="import", import_id=report.import_id, **counts
         )
-    return report
+    return report, counts
 
 
 def _known_id(name: str, checks: dict[str, Any]) -> Any:
