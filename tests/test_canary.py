@@ -304,3 +304,12 @@ def test_make_suite_refuses_a_taken_name_and_an_unknown_sample(suite_store):
 
 def test_decimal_rule_values_are_exact():
     assert parse_rule("scale:0.1").apply(Decimal("30")) == Decimal("3.0")
+
+
+def test_replayed_responses_never_enter_a_sampling_frame(suite_store, tmp_path):
+    path, n = replay(tmp_path, suite_store, "ok", lambda row: "; ".join(row["expected"]), "m")
+    import_responses(suite_store, "s", path)
+    assert suite_store.scalar("SELECT count(*) FROM traces") == len(TRACES) + n
+    plan = draw_sample(suite_store, SampleSpec(name="all", n=len(TRACES), by=("feature",), seed=2))
+    assert plan.frame_size == len(TRACES)
+    assert sorted(plan.trace_ids) == sorted(t["trace_id"] for t in TRACES)
