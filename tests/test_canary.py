@@ -17,7 +17,7 @@ from annotate.canary.suite import build_items, export_jsonl, make_suite
 from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
 from annotate.sampling.allocation import SampleSpec
-from annotate.sampling.samples import draw_sample
+from annotate.sampling.samples import draw_sample, top_up
 
 CONTEXT = (
     "Invoice INV-58389 (ticket Q-2041, plan v2) is at https://pay.example.com/i/58389?x=12 "
@@ -275,6 +275,8 @@ def test_neither_responses_are_labelled_blind_and_their_verdicts_feed_the_pass_r
     path, n = replay(tmp_path, suite_store, "vague", lambda row: "It depends on your plan.", "m")
     _, counts = import_responses(suite_store, "s", path)
     assert counts["neither"] == n
+    with pytest.raises(UsageError, match="labelling queue of a canary suite"):
+        top_up(suite_store, "canary:s", 1)
     (row,) = score(suite_store, "s")["rows"]
     assert (row["pending"], row["pass_rate"], row["method"]) == (
         n,

@@ -55,6 +55,11 @@ def scored(cli, tmp_path, db_path, monkeypatch):
         result = cli("canary", "import", "s", str(tmp_path / f"{name}.jsonl"), "--json")
         assert result.code == 0, result.err
         assert result.json()["imported"] == n and result.json()["rejected"] == 0
+        outcomes = result.json()["outcomes"]
+        assert outcomes == {"followed": n * (name == "copier"), "leak": n * (name == "worldly")} | {
+            "both": 0,
+            "neither": 0,
+        }
     monkeypatch.setenv("ANNOTATE_DB", str(db_path))
     return n
 

@@ -71,7 +71,8 @@ def import_responses(
         neither = [row for row in rows if row["outcome"] == "neither"]
         insert_claims(store, [_whole_response(row) for row in neither])
         sql.add_to_queue(store, suite, [row["trace_id"] for row in neither], who.name)
-        counts = {key: 0 for key in OUTCOMES} | Counter(row["outcome"] for row in rows)
+        tally = Counter(row["outcome"] for row in rows)
+        counts = {key: tally.get(key, 0) for key in OUTCOMES}
         record_act(
             store, who, "canary", name, action="import", import_id=report.import_id, **counts
         )

@@ -40,7 +40,7 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     load.add_argument("path")
     load.add_argument("--format", choices=FORMATS, help="skip detection from content")
     common(load)
-    load.set_defaults(run=lambda args: run_import(args, writer, say))
+    load.set_defaults(run=lambda args: run_import(args, writer, emit, say))
 
     rates = actions.add_parser("score", help="pass rates with Wilson intervals per attribute")
     rates.add_argument("suite")
@@ -64,11 +64,13 @@ def run_make(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     return 0
 
 
-def run_import(args: argparse.Namespace, writer: Any, say: Any) -> int:
+def run_import(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     with writer(args) as store:
         report, counts = import_responses(store, args.suite, args.path, args.format, args.actor)
     say("scored: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
-    return _finish_import(report, args.json)
+    if args.json:
+        emit({**report.as_json(), "outcomes": counts})
+    return _finish_import(report, as_json=False)
 
 
 def run_score(args: argparse.Namespace, writer: Any, emit: Any) -> int:
@@ -78,6 +80,8 @@ def run_score(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     if args.json:
         emit(document)
         return 0
+    if not document["rows"]:
+        print(f"no replayed responses imported into {args.suite!r} yet")
     for row in document["rows"]:
         group = ", ".join(f"{k}={v}" for k, v in row["group"].items()) or "all"
         rate = "undefined" if row["pass_rate"] is None else f"{row['pass_rate']:.1%}"
