@@ -8,6 +8,8 @@ import random
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from annotate.canary.matching import has_value, read_response
@@ -315,3 +317,35 @@ def test_replayed_responses_never_enter_a_sampling_frame(suite_store, tmp_path):
     plan = draw_sample(suite_store, SampleSpec(name="all", n=len(TRACES), by=("feature",), seed=2))
     assert plan.frame_size == len(TRACES)
     assert sorted(plan.trace_ids) == sorted(t["trace_id"] for t in TRACES)
+
+
+_PROTECTED = [
+    "INV-58389",
+    "v2",
+    "https://example.com/a/12",
+    "/v1/items/7",
+    "a9@example.com",
+    "09:30",
+]
+_tokens = st.one_of(
+    st.sampled_from(_PROTECTED),
+    st.sampled_from(["fee", "days", "users", "the", "GB", "%", "(", ")", ";"]),
+    st.integers(1, 99_999).map(str),
+    st.integers(1, 9_999_999).map(lambda v: f"{v:,}"),
+    st.decimals("0.01", "999", places=2).map(str),
+)
+
+
+@given(st.lists(_tokens, min_size=1, max_size=30))
+def test_a_rewrite_changes_each_nonzero_number_and_leaves_every_other_character(tokens):
+    text = " ".join(tokens)
+    new, changes = rewrite(text, "scale:3")
+    numbers = [t for t in tokens if t[0].isdigit() and ":" not in t]
+    assert len(changes) == len(numbers)
+    rebuilt, cursor = [], 0
+    for change in changes:  # putting the originals back gives the text we started from
+        rebuilt += [new[cursor : change.start], change.original]
+        cursor = change.end
+    assert "".join(rebuilt) + new[cursor:] == text
+    for token in _PROTECTED:
+        assert new.count(token) >= text.count(token)
