@@ -25,6 +25,7 @@ PAGE_FILES = {
     "calibration": ("calibration", "Calibration"),
     "rates": ("rates", "Rates"),
     "rubric": ("rubric", "Rubric"),
+    "canary": ("canary", "Canary"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -40,11 +41,12 @@ ROLE_PAGES = {
         "calibration",
         "rubric",
         "rates",
+        "canary",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "rubric", "rates", "activity"],
+    "auditor": ["home", "agreement", "calibration", "rubric", "rates", "canary", "activity"],
 }
 
 

@@ -39,13 +39,14 @@ PAGES = {
     "calibration": "pages/calibration.py",
     "rates": "pages/rates.py",
     "rubric": "pages/rubric.py",
+    "canary": "pages/canary.py",
     "activity": "pages/activity.py",
     "users": "pages/users.py",
 }
 ROLE_PAGES = {
     "lead": set(PAGES),
     "reviewer": {"home", "label"},
-    "auditor": {"home", "agreement", "calibration", "rubric", "rates", "activity"},
+    "auditor": {"home", "agreement", "calibration", "rubric", "rates", "canary", "activity"},
 }
 USERS = {"lead": User("lena", "lead"), "reviewer": User("alice", "reviewer")}
 USERS["auditor"] = User("audrey", "auditor")

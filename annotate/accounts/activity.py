@@ -31,6 +31,7 @@ KINDS = (
     "skip",
     "rubric",
     "judge_run",
+    "canary",
 )
 
 

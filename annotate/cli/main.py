@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from annotate.cli.agreement import add_agreement_commands
+from annotate.cli.canary import add_canary_commands
 from annotate.cli.claims import add_claims_commands
 from annotate.cli.console import (
     EXIT_LOCKED,
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agreement_commands(commands, common, writer, emit, say)
     add_rates_commands(commands, common, writer, emit, say)
     add_rubric_commands(commands, common, writer, emit, say)
+    add_canary_commands(commands, common, writer, emit, say)
     return parser
 
 

@@ -175,6 +175,11 @@ def top_up(
         row = sql.sample_row(store, name)
         if row is None:
             raise SampleError(f"no sample named {name!r}; see `annotate samples` for the names")
+        if row["allocation"] == "canary":
+            raise SampleError(
+                f"{name!r} is the labelling queue of a canary suite: it grows by itself when "
+                "replayed responses scored 'neither' are imported (annotate canary import)"
+            )
         spec = _spec_from_row(row)
         current = {key: size for key, _, size, _ in sql.stored_strata(store, name)}
         counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])

@@ -62,7 +62,8 @@ def json_path(attribute: str) -> str:
 
 
 def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str], list[Any]]:
-    conds: list[str] = ["judgeable"]
+    # replays of canary suites carry fictive contexts: never part of a production frame
+    conds: list[str] = ["judgeable", "trace_id NOT IN (SELECT trace_id FROM canary_responses)"]
     params: list[Any] = []
     if max_import_id is not None:
         conds.append("import_id <= ?")
