@@ -341,6 +341,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_labelling", _LABELLING),
     ("0005_trust", _TRUST),
     ("0006_judge_label_map", _JUDGE_LABEL_MAP),
-    ("0008_rubrics", rubrics_migration(ERROR_TYPES)),
-    ("0010_canary", _CANARY),
+    ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
+    ("0008_canary", _CANARY),
 ]

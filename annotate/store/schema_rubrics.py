@@ -1,4 +1,4 @@
-"""Migration 0008_rubrics: rubric versions' content, our judge's runs, verdict details,
+"""Migration 0007_rubrics: rubric versions' content, our judge's runs, verdict details,
 failures, batch items, the held-out split and calibrated marks. Read by schema.py only."""
 
 from __future__ import annotations
@@ -101,5 +101,5 @@ CREATE INDEX verdicts_judge ON judge_verdicts (judge);
 
 
 def rubrics_migration(error_types: tuple[str, ...]) -> str:
-    """0008_rubrics: the judge's tables, and version 1 extended with a judge's settings."""
+    """0007_rubrics: the judge's tables, and version 1 extended with a judge's settings."""
     return _TABLES + _default_rubric_spec(error_types)
