@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from datetime import timedelta
@@ -37,6 +38,7 @@ from annotate.labelling.session import (
     record_verdict,
     reveal_judge_after_submit,
     reviewer_queue,
+    rubric_labels,
     set_min_dwell,
     set_reveal_judge_after_submit,
     skip_claim,
@@ -338,8 +340,11 @@ def test_the_minimum_dwell_is_a_logged_setting_from_0_to_10_seconds(ready):
     for bad in (-0.1, 10.5):
         with pytest.raises(LabelError, match=f"0 to 10 seconds, not {bad}"):
             set_min_dwell(ready, bad)
-    assert [(a["actor"], a["detail"]) for a in activity(ready, kind="setting")][0] == (
+    assert [(a["actor"], a["subject"], a["detail"]) for a in activity(ready, kind="setting")][
+        0
+    ] == (
         "lena",
+        "min_dwell_seconds",
         {"value": 1.5},
     )
 
@@ -364,24 +369,28 @@ def test_a_repeat_is_the_same_event_a_different_verdict_is_stale_and_a_change_is
     assign(ready, "demo", ["alice"], per_trace=1, seed=1)
     view = next_claim(ready, "alice", "demo")
     other_tab = claim_view(ready, view.trace_id, view.claim_index)
-    first = record_verdict(ready, "alice", view, "not_in_context", error_type="number", note="x")
-    assert record_verdict(ready, "alice", other_tab, "not_in_context", "number", " x ") == first
+    first = record_verdict(ready, "alice", other_tab, "not_in_context", "number", note="x")
+    assert record_verdict(ready, "alice", view, "not_in_context", "number", " x ") == first
     for label, error_type, note in (
         ("supported", None, None),
         ("not_in_context", "entity", "x"),
         ("not_in_context", "number", "y"),
     ):
         with pytest.raises(StaleVerdictError) as stale:
-            record_verdict(ready, "alice", other_tab, label, error_type, note)
+            record_verdict(ready, "alice", view, label, error_type, note)
         assert stale.value.newer["event_id"] == first
-        assert "already has your verdict 'not_in_context'" in str(stale.value)
-    fresh = view_after_stale(ready, "alice", other_tab)
+        assert re.fullmatch(
+            r"this claim already has your verdict 'not_in_context' \(recorded \d\d:\d\d:\d\d, "
+            r"from another tab or device\): keep it, or change it",
+            str(stale.value),
+        )
+    fresh = view_after_stale(ready, "alice", view)
     assert (fresh.trace_id, fresh.claim_index, fresh.based_on) == (
         view.trace_id,
         view.claim_index,
         first,
     )
-    assert fresh.shown_at == other_tab.shown_at
+    assert (fresh.shown_at, fresh.position, fresh.total) == (view.shown_at, 1, 36)
     changed = record_verdict(ready, "alice", fresh, "supported")
     assert changed != first
     events = ready.fetch_dicts(
@@ -390,6 +399,19 @@ def test_a_repeat_is_the_same_event_a_different_verdict_is_stale_and_a_change_is
     assert [(e["label"], e["based_on"]) for e in events] == [
         ("not_in_context", None),
         ("supported", first),
+    ]
+
+
+def test_the_labels_offered_are_the_active_rubrics(ready):
+    """Catches the Label and Adjudicate pages offered another rubric's labels."""
+    version, labels = rubric_labels(ready)
+    assert version == 1
+    assert [item["label"] for item in labels] == [
+        "supported",
+        "partially_supported",
+        "contradicted",
+        "not_in_context",
+        "not_a_claim",
     ]
 
 

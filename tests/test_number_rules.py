@@ -7,6 +7,11 @@ widened interval is the one readiness reads.
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+from sklearn import metrics
+from statsmodels.stats.proportion import proportion_confint
+
 from annotate.stats.gold import (
     EXCLUDED,
     SUPPORTED,
@@ -17,7 +22,7 @@ from annotate.stats.gold import (
     response_labels,
     response_outcome,
 )
-from annotate.stats.judge import widened
+from annotate.stats.judge import Pair, calibration_stats, coverage, widened
 
 BINARY = {
     "supported": SUPPORTED,
@@ -87,28 +92,106 @@ def test_without_a_claim_list_a_response_is_the_claims_its_reviewer_labelled() -
     assert response_labels(evidence) == {"ana": {"t1": SUPPORTED}}
 
 
-WILSON = {"point": 0.8, "low": 0.6, "high": 0.9, "method": "Wilson"}
+WILSON = {"value": 0.8, "low": 0.6, "high": 0.9, "method": "Wilson"}
 
 
 def test_the_widened_interval_takes_the_wider_bound_on_each_side() -> None:
     """Catches a bound left at the bootstrap's (or Wilson's) when the other reaches further:
     readiness reads the low bound."""
-    narrow = {"point": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
+    narrow = {"value": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
     got = widened(narrow, WILSON)
-    assert (got["low"], got["high"], got["point"]) == (0.6, 0.9, 0.8)
+    assert (got["low"], got["high"], got["value"]) == (0.6, 0.9, 0.8)
     assert got["method"] == "BCa trace bootstrap, widened to Wilson's bounds where those are wider"
-    wide = {"point": 0.8, "low": 0.5, "high": 0.95, "method": "BCa trace bootstrap"}
+    wide = {"value": 0.8, "low": 0.5, "high": 0.95, "method": "BCa trace bootstrap"}
     assert (widened(wide, WILSON)["low"], widened(wide, WILSON)["high"]) == (0.5, 0.95)
-    mixed = {"point": 0.8, "low": 0.55, "high": 0.88, "method": "BCa trace bootstrap"}
+    mixed = {"value": 0.8, "low": 0.55, "high": 0.88, "method": "BCa trace bootstrap"}
     assert (widened(mixed, WILSON)["low"], widened(mixed, WILSON)["high"]) == (0.55, 0.9)
 
 
 def test_a_missing_interval_on_either_side_is_said_not_invented() -> None:
     """Catches an undefined Wilson treated as defined, and a missing bootstrap hidden."""
-    undefined = {"point": None, "low": None, "high": None, "reason": "no positives"}
-    boot = {"point": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
+    undefined = {"value": None, "low": None, "high": None, "reason": "no positives"}
+    boot = {"value": 0.8, "low": 0.7, "high": 0.85, "method": "BCa trace bootstrap"}
     assert widened(boot, undefined) == boot
-    failed = {"point": None, "low": None, "high": None, "reason": "every resample agrees"}
+    failed = {"value": None, "low": None, "high": None, "reason": "every resample agrees"}
     got = widened(failed, WILSON)
     assert (got["low"], got["high"]) == (0.6, 0.9)
     assert got["method"] == "Wilson (no bootstrap interval: every resample agrees)"
+
+
+def random_pairs(seed: int, traces: int = 30) -> list[Pair]:
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for t in range(traces):
+        for _ in range(int(rng.integers(1, 5))):
+            gold = bool(rng.random() < 0.3)
+            judge = gold if rng.random() < 0.8 else not gold
+            pairs.append(Pair(f"t{t}", judge, gold))
+    return pairs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_judge_statistic_equals_scikit_learns(seed: int) -> None:
+    """Catches a confusion cell swapped or a statistic's formula changed (balanced accuracy
+    had no check of its value); positive means unsupported."""
+    pairs = random_pairs(seed)
+    gold = [p.gold_unsupported for p in pairs]
+    judge = [p.judge_unsupported for p in pairs]
+    found = calibration_stats(pairs, seed=0, repetitions=200)
+    expected = {
+        "sensitivity": metrics.recall_score(gold, judge),
+        "specificity": metrics.recall_score(gold, judge, pos_label=False),
+        "precision": metrics.precision_score(gold, judge),
+        "accuracy": metrics.accuracy_score(gold, judge),
+        "balanced_accuracy": metrics.balanced_accuracy_score(gold, judge),
+        "cohen_kappa": metrics.cohen_kappa_score(gold, judge),
+    }
+    for name, value in expected.items():
+        assert found[name]["value"] == pytest.approx(value, abs=1e-12), name
+        assert found[name]["low"] <= found[name]["value"] <= found[name]["high"], name
+    tn, fp, fn, tp = metrics.confusion_matrix(gold, judge).ravel()
+    assert found["confusion"] == {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
+
+
+def test_balanced_accuracy_needs_both_gold_outcomes() -> None:
+    """Catches the undefined case decided on one gold outcome only (or on the judge's)."""
+    only_supported = [Pair("a", False, False), Pair("b", True, False)]
+    only_unsupported = [Pair("a", True, True), Pair("b", False, True)]
+    one_verdict = [Pair("a", True, True), Pair("b", True, False)]  # judge says one thing
+    for pairs in (only_supported, only_unsupported):
+        found = calibration_stats(pairs, repetitions=50)["balanced_accuracy"]
+        assert found["value"] is None
+        assert found["reason"] == "needs both supported and unsupported gold"
+    found = calibration_stats(one_verdict, repetitions=50)["balanced_accuracy"]
+    assert found["value"] == 0.5 and found.get("reason") is None
+
+
+def test_the_judges_abstentions_are_counted_on_units_with_gold() -> None:
+    """Catches abstentions counted on the wrong units, the wrong way round, or with a wrong
+    interval (coverage had no direct test)."""
+    judged = {
+        ("t1", 0): {"outcome": "abstained", "label": "unsure"},
+        ("t2", 0): {"outcome": "unsupported", "label": "bad"},
+        ("t3", 0): {"outcome": "abstained", "label": "unsure"},
+        ("t4", 0): {"outcome": "abstained", "label": "no idea"},  # no gold: not counted
+        ("t5", 0): {"outcome": "supported", "label": "fine"},
+    }
+    gold = {("t1", 0): "supported", ("t2", 0): "unsupported", ("t3", 0): "supported"}
+    gold[("t5", 0)] = "supported"
+    found = coverage(judged, gold, seed=0, repetitions=100)
+    assert (found["units"], found["answered"], found["abstained"]) == (4, 2, 2)
+    assert found["abstained_labels"] == {"unsure": 2}
+    low, high = proportion_confint(2, 4, method="wilson")
+    share = found["abstained_share"]
+    assert share["value"] == 0.5
+    assert (share["low"], share["high"]) == pytest.approx((low, high), abs=1e-12)
+    clustered = {(t, i): v for (t, _), v in judged.items() for i in range(2)}
+    cluster_gold = {(t, i): g for (t, _), g in gold.items() for i in range(2)}
+    found = coverage(clustered, cluster_gold, seed=0, repetitions=200)
+    assert (found["units"], found["abstained"]) == (8, 4)
+    share = found["abstained_share"]
+    low, high = proportion_confint(4, 8, method="wilson")
+    assert share["value"] == 0.5 and share["low"] <= low and share["high"] >= high
+    assert "widened to Wilson" in share["method"]
+    empty = coverage(judged, {}, seed=0, repetitions=50)
+    assert empty["units"] == 0 and empty["abstained_share"]["reason"] == "no units with gold"

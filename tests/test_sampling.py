@@ -505,11 +505,13 @@ def test_a_time_with_an_offset_is_converted_to_utc_not_to_the_machine_zone(monke
     time.tzset()
     try:
         where = parse_where(["since=2026-03-01T00:00:00+02:00", "until=2026-03-02T01:00Z"])
+        naive = parse_where(["since=2026-03-01T00:00:00"])
     finally:
         monkeypatch.undo()
         time.tzset()
     assert where.since == datetime(2026, 2, 28, 22, 0)
     assert where.until == datetime(2026, 3, 2, 1, 0)
+    assert naive.since == datetime(2026, 3, 1)  # no offset: already UTC, as stored
 
 
 def test_explicit_sizes_name_every_stratum_and_fit_it() -> None:
@@ -524,9 +526,9 @@ def test_explicit_sizes_name_every_stratum_and_fit_it() -> None:
         "no stratum legal|x in the frame; strata are: billing_qa|financial, hr_policy|(none)"
     )
     with pytest.raises(SampleError) as missing:
-        explicit_sizes(keys, [20, 9], {("billing_qa", "financial"): 3})
+        explicit_sizes(keys + [("legal", "x")], [20, 9, 4], {("billing_qa", "financial"): 3})
     assert str(missing.value) == (
-        "give a size for every stratum (0 leaves one out); missing: hr_policy|(none)"
+        "give a size for every stratum (0 leaves one out); missing: hr_policy|(none), legal|x"
     )
     with pytest.raises(SampleError) as too_big:
         explicit_sizes(keys, [19, 9], sizes)

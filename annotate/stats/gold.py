@@ -128,10 +128,6 @@ def response_gold(evidence: Evidence) -> dict[str, str]:
     return {trace: next(iter(o)) for trace, o in sorted(by_trace.items()) if len(o) == 1}
 
 
-def _binary(gold: ClaimGold | None) -> str | None:
-    return gold.binary if gold else None
-
-
 def reviewer_labels(evidence: Evidence, level: str, scale: str) -> dict[str, dict[Any, Any]]:
     """reviewer -> unit -> label. Binary claims: supported / unsupported / excluded, where a
     claim every reviewer excluded is left out; responses: `response_labels`."""
