@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# ppi-python's wheel also installs a top-level `tests` package, which would shadow ours
+	# (python -m tests.bench); nothing imports it.
+	rm -rf $(VENV)/lib/python*/site-packages/tests
 	touch $(STAMP)
 
 # The default store: created from the bundled sample when it is missing or empty.

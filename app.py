@@ -23,6 +23,9 @@ PAGE_FILES = {
     "adjudicate": ("adjudicate", "Adjudicate"),
     "agreement": ("agreement", "Agreement"),
     "calibration": ("calibration", "Calibration"),
+    "rates": ("rates", "Rates"),
+    "rubric": ("rubric", "Rubric"),
+    "canary": ("canary", "Canary"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
 }
@@ -36,11 +39,14 @@ ROLE_PAGES = {
         "adjudicate",
         "agreement",
         "calibration",
+        "rubric",
+        "rates",
+        "canary",
         "activity",
         "users",
     ],
     "reviewer": ["home", "label"],
-    "auditor": ["home", "agreement", "calibration", "activity"],
+    "auditor": ["home", "agreement", "calibration", "rubric", "rates", "canary", "activity"],
 }
 
 

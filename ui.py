@@ -32,6 +32,23 @@ def store() -> Store:
     return cursor
 
 
+def computed(function, *args, **kwargs):
+    """`function(store, *args, **kwargs)`, computed once per change of the store and shared by
+    every session: a revisit or a widget that does not change the inputs reads the result.
+    Keyed on the store's change mark (annotate.store.status.change_mark), so a new label,
+    import, adjudication or setting computes afresh. Errors are raised, never cached."""
+    from annotate.store.status import change_mark
+
+    cursor = store()
+    name = f"{function.__module__}.{function.__qualname__}"
+    return _computed(cursor.path, change_mark(cursor), name, args, kwargs, function)
+
+
+@st.cache_data(max_entries=64, show_spinner="Computing…")
+def _computed(path: str, mark: tuple, name: str, args: tuple, kwargs: dict, _function):
+    return _function(store(), *args, **kwargs)
+
+
 def show_error(exc: AnnotateError) -> None:
     st.error(md(str(exc)))  # no icon: Material icons load from a Google server
 

@@ -27,7 +27,7 @@ scale = right.selectbox(
 )
 
 
-result = agreement(store, None if sample == ALL else sample, level, scale)
+result = ui.computed(agreement, None if sample == ALL else sample, level, scale)
 if not result["units"]:
     st.info(ui.fmt("No {} has labels from two or more reviewers yet.", level))
     st.stop()

@@ -12,6 +12,7 @@ from annotate.agreement.calibration import (
 )
 from annotate.judge.labels import UnmappedJudgeLabelError
 from annotate.report import charts
+from annotate.rubrics.card import judge_calibration, rubric_judge
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_names
@@ -42,8 +43,13 @@ by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by
 
 saved = load_thresholds(store)
 scope = None if sample == ALL else sample
+ours = rubric_judge(judge) is not None and scope is not None and level == "claim"
+part = calibration_widgets.part_choice() if ours else None
 try:
-    report = calibration(store, judge, scope, level, by, thresholds=saved)
+    if ours:  # our own judge: the held-out part by default, as on its calibration card
+        report = ui.computed(judge_calibration, judge, scope, part, by, thresholds=saved)
+    else:
+        report = ui.computed(calibration, judge, scope, level, by, thresholds=saved)
 except UnmappedJudgeLabelError as exc:
     ui.show_error(exc)
     with st.expander("Judge labels: how each maps to supported / unsupported / abstained", True):

@@ -1,8 +1,10 @@
 """Home: a reviewer's own queue and progress; for leads and auditors the store at a glance and a
-read-only look at any trace with the judge's verdicts (never shown to reviewers)."""
+read-only look at any trace with the judge's verdicts (never shown to reviewers).
 
-import altair as alt
-import pandas as pd
+pandas and altair are imported only below the reviewer's part: a reviewer's session keeps the
+process heap small (Streamlit's reruns are cheaper on a small heap).
+"""
+
 import streamlit as st
 
 import ui
@@ -24,8 +26,12 @@ def reviewer_home() -> None:
     if not samples:
         st.info("Nothing is assigned to you yet. A lead assigns samples to reviewers.")
         return
-    rows = [{"sample": name, **progress(store, user.name, name)} for name in samples]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="home_queue")
+    for name in samples:
+        counts = progress(store, user.name, name)
+        st.progress(
+            counts["done"] / max(counts["assigned"], 1),
+            text=ui.fmt("{}: {} / {} claims done", name, counts["done"], counts["assigned"]),
+        )
     if st.button("Label", type="primary", key="home_go_label"):
         st.switch_page("pages/label.py")
 
@@ -34,9 +40,12 @@ if user.role == "reviewer":
     reviewer_home()
     st.stop()
 
+import altair as alt  # noqa: E402 - leads and auditors only (see the docstring)
+import pandas as pd  # noqa: E402
+
 try:
     store = ui.store()
-    status = store_status(store)
+    status = ui.computed(store_status)
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()

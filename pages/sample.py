@@ -79,7 +79,7 @@ if plan is not None:
     st.dataframe(frame, hide_index=True)
     if st.button(ui.fmt("Draw sample {}", plan.spec.name), type="primary", key="sample_draw"):
         try:
-            drawn = draw_sample(store, plan.spec, created_by=user.name)
+            drawn = draw_sample(store, plan.spec, created_by=user.name, plan=plan)
             st.session_state.pop("sample_plan", None)
             st.success(
                 ui.fmt(

@@ -123,6 +123,7 @@ def test_sample_page_shows_a_bad_request_as_an_error(app_store):
         "pages/adjudicate.py",
         "pages/agreement.py",
         "pages/calibration.py",
+        "pages/canary.py",
         "pages/users.py",
     ],
 )

@@ -37,13 +37,16 @@ PAGES = {
     "adjudicate": "pages/adjudicate.py",
     "agreement": "pages/agreement.py",
     "calibration": "pages/calibration.py",
+    "rates": "pages/rates.py",
+    "rubric": "pages/rubric.py",
+    "canary": "pages/canary.py",
     "activity": "pages/activity.py",
     "users": "pages/users.py",
 }
 ROLE_PAGES = {
     "lead": set(PAGES),
     "reviewer": {"home", "label"},
-    "auditor": {"home", "agreement", "calibration", "activity"},
+    "auditor": {"home", "agreement", "calibration", "rubric", "rates", "canary", "activity"},
 }
 USERS = {"lead": User("lena", "lead"), "reviewer": User("alice", "reviewer")}
 USERS["auditor"] = User("audrey", "auditor")

@@ -103,3 +103,21 @@ def report_downloads(store: Store, report: dict, settings: str, user) -> None:
                 mime=kinds[name],
                 key=f"calibration_download_{name}",
             )
+
+
+PARTS = {
+    "held_out": "held-out part (not tuned on)",
+    "tuning": "tuning part (tuned on)",
+    None: "all",
+}
+
+
+def part_choice() -> str | None:
+    """Which part of the rubric split a rubric judge is scored on (held-out by default)."""
+    return st.radio(
+        "Claims scored (our judge: the held-out part is what its calibration card reports)",
+        list(PARTS),
+        format_func=PARTS.get,
+        horizontal=True,
+        key="calibration_part",
+    )

@@ -29,6 +29,9 @@ KINDS = (
     "export",
     "verdict",
     "skip",
+    "rubric",
+    "judge_run",
+    "canary",
 )
 
 

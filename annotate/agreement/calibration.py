@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
 from annotate.agreement.reliability import check_scope, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.judge.labels import ABSTAINED
-from annotate.labelling.evidence import judge_labels, load_evidence
+from annotate.labelling.evidence import judge_labels, judged_units, load_evidence
 from annotate.stats import coefficients as stats
 from annotate.stats.gold import (
     UNSUPPORTED,
@@ -219,20 +219,27 @@ def calibration(
     repetitions: int = 1000,
     thresholds: Mapping[str, float | None] | None = None,
     epsilon: float = EPSILON,
+    units: Collection[Any] | None = None,
 ) -> dict[str, Any]:
-    """The `annotate calibration --json` document; positive means unsupported."""
+    """The `annotate calibration --json` document; positive means unsupported.
+
+    `units`: only these claims are scored (a rubric's held-out or tuning part)."""
     check_scope(level, "binary")
     check_names(store, judge, sample)
     evidence = load_evidence(store, sample)
     judged = judge_labels(store, evidence, judge, level)
+    if units is not None:
+        judged = {u: v for u, v in judged.items() if u in units}
     traces = sorted({trace_of(u) for u in judged})
     values = settings_sql.slice_values(store, traces, [c for c in by if c != "error_type"])
     return calibration_document(
         evidence, judge, judged, level, by, values, seed, repetitions,
         dict(thresholds or load_thresholds(store)), epsilon, sql.strata(store, sample),
+        judged_units(store, evidence, judge, level),
     )  # fmt: skip
 
 
+@stats.shared_resamples()
 def calibration_document(
     evidence: Evidence,
     judge: str,
@@ -245,8 +252,12 @@ def calibration_document(
     thresholds: Mapping[str, float | None],
     epsilon: float,
     strata: Mapping[str, Any] | None = None,
+    judged_total: int | None = None,
 ) -> dict[str, Any]:
-    """Every calibration number from the evidence and the judge's mapped verdicts."""
+    """Every calibration number from the evidence and the judge's mapped verdicts.
+
+    `judged` may hold only the units of labelled traces; `judged_total` then counts every
+    unit the judge judged in scope (None: len(judged))."""
     claims = claim_gold(evidence)
     gold: dict[Any, Any]
     full: dict[Any, str | None]
@@ -265,7 +276,8 @@ def calibration_document(
     document["readiness"] = readiness(document, thresholds)
     document["thresholds"] = dict(thresholds)
     document["slices"] = slice_table(pairs, by, thresholds, seed, repetitions, strata)
-    document["gold"] = gold_summary(claims, gold, judged, level)
+    total = len(judged) if judged_total is None else judged_total
+    document["gold"] = gold_summary(claims, gold, judged, level, total)
     document["judge_as_rater"] = judge_as_rater(labels, judged, seed, repetitions)
     judge_votes = {u: v["outcome"] for u, v in judged.items() if v["outcome"] != ABSTAINED}
     from annotate.stats.alt_test import alt_test  # scipy loads only when a calibration runs
@@ -276,7 +288,11 @@ def calibration_document(
 
 
 def gold_summary(
-    claims: Mapping[Any, Any], gold: Mapping[Any, str], judged: Mapping[Any, Any], level: str
+    claims: Mapping[Any, Any],
+    gold: Mapping[Any, str],
+    judged: Mapping[Any, Any],
+    level: str,
+    judged_total: int,
 ) -> dict[str, Any]:
     left_open = unresolved(claims)
     unsupported = sum(v == UNSUPPORTED for v in gold.values())
@@ -284,7 +300,7 @@ def gold_summary(
     return {
         "rate": {**rate.as_json(), "of": f"{level}s with gold"},
         "units_with_gold": len(gold),
-        "judged_without_gold": sum(u not in gold for u in judged),
+        "judged_without_gold": judged_total - sum(u in gold for u in judged),
         "unresolved_claims": len(left_open),
         "unresolved": [{"trace_id": t, "claim_index": i} for t, i in left_open],
         "excluded_claims": sum(g.binary == "excluded" for g in claims.values()),

@@ -169,6 +169,7 @@ def prevalence(labels: Labels, document: Mapping[str, Any]) -> dict[str, Any]:
     return {"labels": shares, "ratings": total, "note": note}
 
 
+@stats.shared_resamples()
 def agreement_document(
     evidence: Evidence,
     level: str = "claim",

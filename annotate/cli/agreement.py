@@ -23,6 +23,7 @@ from annotate.agreement.reliability import (
 )
 from annotate.errors import UsageError
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
+from annotate.rubrics.card import judge_calibration, rubric_judge
 from annotate.store.assignments import judge_names
 
 
@@ -84,6 +85,12 @@ def _judge_arguments(command: argparse.ArgumentParser) -> None:
         "--by", default="", help="slice by: feature, risk_category, model, error_type, attributes"
     )
     command.add_argument("--epsilon", type=float, default=0.15, help="alt-test epsilon")
+    command.add_argument(
+        "--part",
+        choices=("held_out", "tuning", "all"),
+        default="held_out",
+        help="our judges (rubric-vN:model) with --sample: the part of the split scored",
+    )
     for name in DEFAULT_THRESHOLDS:
         flag = "--min-" + name.replace("_", "-").replace("cohen-", "")
         command.add_argument(
@@ -139,6 +146,12 @@ def _thresholds(args: argparse.Namespace, store: Any) -> dict[str, float | None]
 def _calibration(args: argparse.Namespace, store: Any) -> dict[str, Any]:
     by = [part.strip() for part in args.by.split(",") if part.strip()]
     thresholds = _thresholds(args, store)
+    if rubric_judge(args.judge) and args.sample and args.level == "claim":
+        part = None if args.part == "all" else args.part
+        return judge_calibration(
+            store, args.judge, args.sample, part, by, args.seed, args.resamples, thresholds,
+            args.epsilon,
+        )  # fmt: skip
     return calibration(
         store, args.judge, args.sample, args.level, by, args.seed, args.resamples,
         thresholds, args.epsilon,
@@ -175,8 +188,9 @@ def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
 
 def run_report(args: argparse.Namespace, writer: Any, say: Any) -> int:
     from annotate.report.document import build_report, write_report
+    from annotate.stats.intervals import shared_resamples
 
-    with writer(args) as store:
+    with writer(args) as store, shared_resamples():  # one set of resamples for the report
         document = build_report(
             store, _calibration(args, store), args.seed, args.resamples, args.actor
         )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from annotate.cli.agreement import add_agreement_commands
+from annotate.cli.canary import add_canary_commands
 from annotate.cli.claims import add_claims_commands
 from annotate.cli.console import (
     EXIT_LOCKED,
@@ -27,6 +28,8 @@ from annotate.cli.console import (
 )
 from annotate.cli.imports import add_import_commands
 from annotate.cli.people import add_people_commands
+from annotate.cli.rates import add_rates_commands
+from annotate.cli.rubrics import add_rubric_commands
 from annotate.cli.samples import add_sample_commands
 from annotate.crash_log import EXIT_UNEXPECTED, record_crash
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
@@ -67,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_people_commands(commands, common, writer, emit, say)
     add_claims_commands(commands, common, writer, emit, say)
     add_agreement_commands(commands, common, writer, emit, say)
+    add_rates_commands(commands, common, writer, emit, say)
+    add_rubric_commands(commands, common, writer, emit, say)
+    add_canary_commands(commands, common, writer, emit, say)
     return parser
 
 

@@ -23,7 +23,12 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     command = commands.add_parser(
         "sample", help="plan or draw a stratified random sample, or top one up"
     )
-    command.add_argument("--name", required=True)
+    command.add_argument(
+        "action", nargs="?", choices=["show"], help="show NAME: the sample's traces and strata"
+    )
+    command.add_argument("show_name", nargs="?", metavar="NAME")
+    command.add_argument("--csv", action="store_true", help="with show: the traces as CSV")
+    command.add_argument("--name")
     command.add_argument("--n", type=int, help="total traces to draw")
     command.add_argument(
         "--by", default=",".join(DEFAULT_BY), help="stratum columns or attributes, comma-separated"
@@ -79,6 +84,14 @@ def spec_from_args(args: argparse.Namespace) -> SampleSpec:
 
 
 def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    if args.action == "show":
+        if not args.show_name:
+            raise SampleError("give the sample to show: annotate sample show NAME")
+        from annotate.cli.rates import run_sample_show
+
+        return run_sample_show(args, writer, emit)
+    if not args.name:
+        raise SampleError("give the sample a --name")
     with writer(args) as store:
         if args.top_up is not None:
             plan = top_up(store, args.name, args.top_up, created_by=args.actor)

@@ -32,6 +32,7 @@ from annotate.traces import (
 BATCH_SIZE = 2000
 KEPT_ERRORS = 1000  # in the report; the store keeps every one
 Progress = Callable[[int, float], None]  # (rows read, fraction of the file read)
+Check = Callable[[Trace], list[RowError]]  # a caller's own rule for a valid row (canary ids)
 
 
 @dataclass
@@ -118,10 +119,12 @@ def import_traces(
     progress: Progress | None = None,
     name: str | None = None,
     actor: Actor | str | None = None,
+    check: Check | None = None,
 ) -> ImportReport:
     """Import a trace file; `name` is what the report calls it (an uploaded file's name).
 
-    `actor` is who imports (the signed-in user; None: the OS user), recorded with the import."""
+    `actor` is who imports (the signed-in user; None: the OS user), recorded with the import.
+    `check` may reject a parsed row with errors of its own, reported by line like any other."""
     file_path = Path(path)
     if not file_path.is_file():
         raise UsageError(f"{file_path} does not exist or is not a file")
@@ -137,7 +140,7 @@ def import_traces(
             report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)
             for batch in _batches(records, fh, size, progress):
-                _import_batch(store, report, batch, mapping or {})
+                _import_batch(store, report, batch, mapping or {}, check)
             _check_not_empty(report, label)
             sql.finish_import(store, report.import_id, report.counts())
             counts = {**report.counts(), "attached": report.attached}
@@ -172,7 +175,11 @@ def _position(fh: IO[bytes]) -> int:
 
 
 def _import_batch(
-    store: Store, report: ImportReport, batch: list[Record | RowError], mapping: Mapping[str, str]
+    store: Store,
+    report: ImportReport,
+    batch: list[Record | RowError],
+    mapping: Mapping[str, str],
+    check: Check | None = None,
 ) -> None:
     errors: list[RowError] = []
     fresh: dict[str, Trace] = {}
@@ -183,6 +190,8 @@ def _import_batch(
         if isinstance(item, Record) and item.kind == "evaluation":
             continue
         result = _parse(item, mapping)
+        if isinstance(result, Trace) and check is not None:
+            result = check(result) or result
         if isinstance(result, Trace):
             parsed.append(result)
         else:

@@ -26,15 +26,14 @@ def load_evidence(store: Store, sample: str | None) -> Evidence:
 
 
 def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> dict[Any, Any]:
-    """unit -> the judge's verdict row at this level, with its mapped outcome added.
+    """unit -> the judge's verdict row at this level, with its mapped outcome added, for the
+    units of labelled traces (no other unit can have gold; `judged_units` counts them all).
 
     Raises UnmappedJudgeLabelError before any statistic if a label has no mapping.
     """
     outcomes = label_map(store, judge)
     found: dict[Any, Any] = {}
-    for verdict in sql.verdicts(store, evidence.sample, judge):
-        if verdict["level"] != level:
-            continue
+    for verdict in sql.verdicts(store, evidence.sample, judge, level):
         unit = (
             (verdict["trace_id"], verdict["claim_index"])
             if level == "claim"
@@ -42,3 +41,8 @@ def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> di
         )
         found[unit] = {**verdict, "outcome": outcomes[verdict["label"]]}
     return found
+
+
+def judged_units(store: Store, evidence: Evidence, judge: str, level: str) -> int:
+    """Every unit at `level` the judge gave a verdict on in the evidence's scope."""
+    return sql.verdict_units(store, evidence.sample, judge, level)

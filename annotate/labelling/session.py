@@ -146,10 +146,9 @@ def _latest_event_id(store: Store, reviewer: str, view: ClaimView) -> int | None
 def claim_view(
     store: Store, trace_id: str, claim_index: int, position: int = 0, total: int = 0
 ) -> ClaimView:
-    trace = trace_detail(store, trace_id)
+    trace = trace_detail(store, trace_id, judge=False)  # blind: never the judge's verdict
     if trace is None:
         raise LabelError(f"no trace {trace_id!r}")
-    trace.pop("judge_verdicts", None)  # blind: the view never carries the judge's verdict
     claim = next((c for c in trace["claims"] if c["claim_index"] == claim_index), None)
     if claim is None:
         raise LabelError(f"trace {trace_id!r} has no claim {claim_index}")

@@ -7,6 +7,7 @@ is stored with its stratum, inclusion probability n_h / N_h and weight N_h / n_h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,7 @@ class Plan:
     strata: list[StratumPlan]
     max_import_id: int
     trace_ids: list[str] = field(default_factory=list)
+    inputs: tuple[Any, ...] = ()  # what the plan read (sql.plan_inputs): still valid if equal
 
     @property
     def total(self) -> int:
@@ -56,6 +58,7 @@ class Plan:
 
 def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> Plan:
     """The per-stratum N_h, n_h and inclusion probability, before anything is stored."""
+    inputs = sql.plan_inputs(store)
     snapshot = sql.max_import_id(store) if snapshot is None else snapshot
     counts, frame_size, excluded = frame_strata(store, spec, snapshot)
     sizes = _sizes(spec, counts)
@@ -63,7 +66,7 @@ def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> 
         StratumPlan(key, population, size, rate)
         for (key, population, rate), size in zip(counts, sizes, strict=True)
     ]
-    return Plan(spec, frame_size, excluded, strata, snapshot)
+    return Plan(spec, frame_size, excluded, strata, snapshot, inputs=inputs)
 
 
 def judge_outcomes(store: Store) -> list[tuple[str, str, str]]:
@@ -132,30 +135,51 @@ def _check_columns_have_values(
             )
 
 
-def draw_sample(store: Store, spec: SampleSpec, created_by: Actor | str | None = None) -> Plan:
+def draw_sample(
+    store: Store,
+    spec: SampleSpec,
+    created_by: Actor | str | None = None,
+    plan: Plan | None = None,
+) -> Plan:
     """Plan, draw and store a new named sample, in one transaction; `created_by` is the actor
-    (the signed-in user; None: the OS user)."""
+    (the signed-in user; None: the OS user). `plan` (from plan_sample, e.g. the preview a
+    lead saw) is drawn as it is when nothing it read has changed since; else it is redone."""
     who = as_actor(created_by)
     with store.transaction():
         if sql.sample_row(store, spec.name) is not None:
             raise SampleError(
                 f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
             )
-        plan = plan_sample(store, spec)
+        if plan is None or plan.spec != spec or plan.inputs != sql.plan_inputs(store):
+            plan = plan_sample(store, spec)
         sql.insert_sample(store, _sample_record(plan, who.name))
         _store_draw(store, plan, [(s.values, 0, s.sample) for s in plan.strata], who.name)
         record_act(store, who, "sample", spec.name, traces=len(plan.trace_ids), seed=spec.seed)
     return plan
 
 
-def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None = None) -> Plan:
-    """Draw `extra` more traces into a sample: next in hash order, never a repeat."""
+def top_up(
+    store: Store,
+    name: str,
+    extra: int,
+    created_by: Actor | str | None = None,
+    per_stratum: Mapping[tuple[Any, ...], int] | None = None,
+) -> Plan:
+    """Draw `extra` more traces into a sample: next in hash order, never a repeat.
+
+    `per_stratum` (stratum values -> traces to add) replaces the allocation: a label budget's
+    plan says how many each stratum needs (annotate.rates.budget)."""
     if extra <= 0:
         raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
     with store.transaction():
         row = sql.sample_row(store, name)
         if row is None:
             raise SampleError(f"no sample named {name!r}; see `annotate samples` for the names")
+        if row["allocation"] == "canary":
+            raise SampleError(
+                f"{name!r} is the labelling queue of a canary suite: it grows by itself when "
+                "replayed responses scored 'neither' are imported (annotate canary import)"
+            )
         spec = _spec_from_row(row)
         current = {key: size for key, _, size, _ in sql.stored_strata(store, name)}
         counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])
@@ -163,7 +187,15 @@ def top_up(store: Store, name: str, extra: int, created_by: Actor | str | None =
         populations = [population for _, population, _ in counts]
         allocation = "proportional" if spec.allocation == "explicit" else spec.allocation
         weights = allocation_weights(allocation, populations, [rate for _, _, rate in counts])
-        sizes = allocate(sum(floors) + extra, populations, weights, spec.min_per_stratum, floors)
+        if per_stratum is None:
+            sizes = allocate(
+                sum(floors) + extra, populations, weights, spec.min_per_stratum, floors
+            )
+        else:
+            sizes = [
+                min(population, floor + per_stratum.get(key, 0))
+                for (key, population, _), floor in zip(counts, floors, strict=True)
+            ]
         strata = [
             StratumPlan(key, population, size, rate)
             for (key, population, rate), size in zip(counts, sizes, strict=True)

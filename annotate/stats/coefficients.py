@@ -22,6 +22,7 @@ from annotate.stats.intervals import (
     proportion,
     ratio,
     resample_weights,
+    shared_resamples,
     wilson_interval,
 )
 from annotate.stats.ratings import (
@@ -38,6 +39,7 @@ from annotate.stats.ratings import (
 __all__ = [
     "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "interval", "krippendorff_alpha",
     "krippendorff_measure", "one_category", "proportion", "ratio", "resample_weights",
+    "shared_resamples",
     "wilson_interval", "Weights",
 ]  # fmt: skip
 

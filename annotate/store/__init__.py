@@ -22,6 +22,9 @@ from annotate.errors import StoreError, StoreLockedError
 from annotate.store.schema import MIGRATIONS
 
 DEFAULT_DB = Path("data") / "annotate.duckdb"
+# DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
+# Past the limit DuckDB spills to a temporary file beside the store instead of growing.
+DEFAULT_MEMORY_LIMIT = "400MB"
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -94,6 +97,14 @@ class Store:
         row = self.fetchone(sql, params)
         return row[0] if row else None
 
+    def fetch_arrow(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """The result as a pyarrow Table (bulk reads: exports, the auditor bundle)."""
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
         """Bulk insert an Arrow table; `table` comes from a closed set of names."""
         names = ", ".join(columns)
@@ -114,6 +125,17 @@ class Store:
                 if params is not None:
                     return self.conn.execute(sql, params).fetchall()
                 return self.conn.execute(sql).fetchall()
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
+    def fetch_arrow_with_batch(
+        self, sql: str, data: Any, params: Sequence[Any] | None = None
+    ) -> Any:
+        """fetch_with_batch's result as a pyarrow Table (a million rows without Python tuples)."""
+        _batch = data  # noqa: F841 - read by name from the SQL, in this frame
+        with self._lock:
+            try:
+                return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
             except duckdb.Error as exc:
                 raise StoreError(f"{self.path}: {exc}") from exc
 
@@ -139,6 +161,16 @@ class Store:
         return int(self.scalar("SELECT count(*) FROM schema_migrations") or 0)
 
 
+def memory_limit() -> str:
+    """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 400MB."""
+    value = os.environ.get("ANNOTATE_MEMORY_LIMIT", "").strip() or DEFAULT_MEMORY_LIMIT
+    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
+        raise StoreError(
+            f"ANNOTATE_MEMORY_LIMIT={value!r} is not a size; give one like 400MB or 2GB"
+        )
+    return value
+
+
 def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
     """Open (creating and migrating if needed) the store; ':memory:' works for tests."""
     db = resolve_db_path(path)
@@ -146,7 +178,8 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
     if target != ":memory:":
         db.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = duckdb.connect(target, read_only=read_only)
+        config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit()}
+        conn = duckdb.connect(target, read_only=read_only, config=config)
     except duckdb.IOException as exc:
         raise _translate_open_error(target, exc) from exc
     except duckdb.Error as exc:

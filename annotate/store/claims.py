@@ -98,10 +98,12 @@ def flags(store: Store, sample: str | None) -> list[dict[str, Any]]:
     )
 
 
-def record_llm_call(store: Store, row: dict[str, Any]) -> None:
-    store.execute(
+def record_llm_call(store: Store, row: dict[str, Any]) -> int:
+    """Insert one call's record; its id (judge verdicts and failures point at it)."""
+    found = store.fetchone(
         "INSERT INTO llm_calls (purpose, trace_id, model, prompt_version, request_id, input_tokens, "
-        "output_tokens, raw_response, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "output_tokens, raw_response, error, created_at, attempts, cache_read_tokens, "
+        "cache_write_tokens, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [
             row["purpose"],
             row.get("trace_id"),
@@ -113,5 +115,10 @@ def record_llm_call(store: Store, row: dict[str, Any]) -> None:
             row.get("raw_response"),
             row.get("error"),
             datetime.now(),
+            row.get("attempts"),
+            row.get("cache_read_tokens"),
+            row.get("cache_write_tokens"),
+            row.get("batch_id"),
         ],
     )
+    return int(found[0]) if found else 0

@@ -48,15 +48,30 @@ def adjudications(store: Store, sample: str | None) -> list[dict[str, Any]]:
     )
 
 
-def verdicts(store: Store, sample: str | None, judge: str) -> list[dict[str, Any]]:
-    """The judge's verdicts (claim and response level); the first stored one per unit."""
+def verdicts(store: Store, sample: str | None, judge: str, level: str) -> list[dict[str, Any]]:
+    """The judge's verdicts at `level` on labelled traces (only they can have gold); the first
+    stored one per unit. The join runs in DuckDB: the cost follows the labels, not the store."""
     join, params = _scope("v", sample)
     return store.fetch_dicts(
         "SELECT v.trace_id, v.level, v.claim_index, first(v.label) AS label, "
         "first(v.explanation) AS explanation "
-        f"FROM judge_verdicts v{join} WHERE v.judge = ? "
+        f"FROM judge_verdicts v{join} "
+        "WHERE v.judge = ? AND v.level = ? "
+        "AND v.trace_id IN (SELECT trace_id FROM label_events) "
         "GROUP BY v.trace_id, v.level, v.claim_index ORDER BY v.trace_id, v.claim_index",
-        [*params, judge],
+        [*params, judge, level],
+    )
+
+
+def verdict_units(store: Store, sample: str | None, judge: str, level: str) -> int:
+    """How many units at `level` the judge gave a verdict on, labelled or not."""
+    join, params = _scope("v", sample)
+    return int(
+        store.scalar(
+            "SELECT count(*) FROM (SELECT DISTINCT v.trace_id, v.claim_index "
+            f"FROM judge_verdicts v{join} WHERE v.judge = ? AND v.level = ?)",
+            [*params, judge, level],
+        )
     )
 
 

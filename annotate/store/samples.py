@@ -62,7 +62,8 @@ def json_path(attribute: str) -> str:
 
 
 def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str], list[Any]]:
-    conds: list[str] = ["judgeable"]
+    # replays of canary suites carry fictive contexts: never part of a production frame
+    conds: list[str] = ["judgeable", "trace_id NOT IN (SELECT trace_id FROM canary_responses)"]
     params: list[Any] = []
     if max_import_id is not None:
         conds.append("import_id <= ?")
@@ -152,6 +153,18 @@ def trace_totals(store: Store, max_import_id: int) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
+def plan_inputs(store: Store) -> tuple[Any, ...]:
+    """What a plan reads besides its spec: the traces imported, the judge's verdicts and the
+    judge label mapping (Neyman and judge-rate allocations use them)."""
+    row = store.fetchone(
+        "SELECT (SELECT coalesce(max(import_id), 0) FROM traces), "
+        "(SELECT count(*) FROM judge_verdicts), (SELECT max(id) FROM judge_label_map), "
+        "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY version), '')) "
+        " FROM rubrics)"
+    )
+    return tuple(row or ())
+
+
 def max_import_id(store: Store) -> int:
     return int(store.scalar("SELECT coalesce(max(import_id), 0) FROM traces"))
 
@@ -198,9 +211,17 @@ def draw_ranks(
     )
     keys = ", ".join(f"s{i}" for i in range(width))
     join = " AND ".join(f"r.s{i} IS NOT DISTINCT FROM a.k{i}" for i in range(width))
+    # Per stratum, the `deepest` first traces in (hash, trace_id) order: a top-k per group
+    # instead of numbering every trace of the frame in a sorted window. Same ranks, same sample.
+    deepest = int(max(hi for _, _, hi in ranges))
+    if deepest <= 0:
+        return []
+    order = "{'h': h, 'id': trace_id}"
     rows = store.fetch_with_batch(
-        f"WITH {cte}, ranked AS (SELECT trace_id, {keys}, "
-        f"row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) AS rank FROM frame) "
+        f"WITH {cte}, top AS (SELECT {keys}, min_by({order}, {order}, {deepest}) AS first "
+        f"FROM frame GROUP BY {keys}), "
+        f"ranked AS (SELECT {keys}, unnest(first).id AS trace_id, "
+        f"generate_subscripts(first, 1) AS rank FROM top) "
         f"SELECT r.trace_id, {', '.join(f'r.s{i}' for i in range(width))}, r.rank "
         f"FROM ranked r JOIN _batch a ON {join} WHERE r.rank > a.lo AND r.rank <= a.hi "
         f"ORDER BY {', '.join(f'r.s{i} NULLS LAST' for i in range(width))}, r.rank",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from annotate.store.schema_rubrics import rubrics_migration
+
 DEFAULT_RUBRIC_LABELS = [
     {
         "label": "supported",
@@ -299,6 +301,39 @@ CREATE TABLE judge_label_map (     -- append-only: the current mapping is the la
 );
 """
 
+_CANARY = """
+CREATE TABLE canary_suites (
+    name VARCHAR PRIMARY KEY,
+    sample VARCHAR NOT NULL,          -- the sample whose traces were copied
+    rule VARCHAR NOT NULL,            -- halve | scale:F | shift:D
+    swap_names BOOLEAN NOT NULL,
+    seed BIGINT NOT NULL,
+    date_shift_days INTEGER NOT NULL,
+    queue_sample VARCHAR NOT NULL,    -- the sample "neither" responses are labelled in
+    created_at TIMESTAMP NOT NULL,
+    created_by VARCHAR NOT NULL
+);
+CREATE TABLE canary_items (
+    suite VARCHAR NOT NULL,
+    canary_id VARCHAR NOT NULL,
+    source_trace VARCHAR NOT NULL,
+    question_kind VARCHAR NOT NULL,   -- request | generated
+    request VARCHAR NOT NULL,
+    context JSON NOT NULL,            -- the fictive context, [{source, text}]
+    checks JSON NOT NULL,             -- the changes this item's answer is checked for
+    value_map JSON NOT NULL,          -- every change made to the trace's context
+    PRIMARY KEY (suite, canary_id)
+);
+CREATE TABLE canary_responses (       -- a replayed response (a trace) scored against its item
+    suite VARCHAR NOT NULL,
+    canary_id VARCHAR NOT NULL,
+    trace_id VARCHAR NOT NULL,
+    import_id INTEGER NOT NULL,
+    outcome VARCHAR NOT NULL,         -- followed | leak | both | neither
+    imported_at TIMESTAMP NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
@@ -306,4 +341,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_labelling", _LABELLING),
     ("0005_trust", _TRUST),
     ("0006_judge_label_map", _JUDGE_LABEL_MAP),
+    ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
+    ("0008_canary", _CANARY),
 ]

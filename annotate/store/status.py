@@ -32,6 +32,12 @@ def store_status(store: Store) -> dict[str, Any]:
         "judgeable": int(judgeable),
         "claims": int(store.scalar("SELECT count(*) FROM claims")),
         "judge_verdicts": int(store.scalar("SELECT count(*) FROM judge_verdicts")),
+        "judge_verdicts_by_origin": {
+            origin: int(n)
+            for origin, n in store.fetchall(
+                "SELECT origin, count(*) FROM judge_verdicts GROUP BY origin ORDER BY origin"
+            )
+        },
         "label_events": int(store.scalar("SELECT count(*) FROM label_events")),
         "traces_with_claims": int(with_claims),
         "traces_with_judge_verdicts": int(with_verdicts),
@@ -55,6 +61,24 @@ def store_status(store: Store) -> dict[str, Any]:
     }
 
 
+def change_mark(store: Store) -> tuple[Any, ...]:
+    """Changes whenever anything a page's statistics read changes: every act is in `activity`,
+    every event table has a growing id, and the bulk tables are counted. Cheap (metadata-sized
+    work), so a page can key its cached statistics on it."""
+    row = store.fetchone(
+        "SELECT (SELECT max(id) FROM activity), (SELECT max(event_id) FROM label_events), "
+        "(SELECT max(event_id) FROM skip_events), (SELECT max(event_id) FROM adjudications), "
+        "(SELECT max(id) FROM judge_label_map), (SELECT max(id) FROM imports), "
+        "(SELECT count(*) FROM traces), (SELECT count(*) FROM claims), "
+        "(SELECT count(*) FROM judge_verdicts), (SELECT count(*) FROM sample_units), "
+        "(SELECT count(*) FROM assignments), (SELECT count(*) FROM users), "
+        "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) FROM settings), "
+        "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY version), '')) "
+        " FROM rubrics)"
+    )
+    return tuple(row or ())
+
+
 def recent_traces(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     rows = store.fetchall(
         "SELECT trace_id, timestamp, feature, risk_category, model, judgeable, response "
@@ -76,24 +100,27 @@ def list_trace_ids(
     return [row[0] for row in rows]
 
 
-def trace_detail(store: Store, trace_id: str) -> dict[str, Any] | None:
-    """One trace with its contexts, claims and judge verdicts, for display."""
-    found = store.fetch_dicts("SELECT * FROM traces WHERE trace_id = ?", [trace_id])
-    if not found:
-        return None
-    detail = found[0]
-    detail["contexts"] = store.fetch_dicts(
-        "SELECT position, source, text FROM contexts WHERE trace_id = ? ORDER BY position",
-        [trace_id],
+_CONTEXTS = (
+    "coalesce((SELECT list({'position': position, 'source': source, 'text': text} "
+    "ORDER BY position) FROM contexts x WHERE x.trace_id = t.trace_id), []) AS contexts"
+)
+_CLAIMS = (
+    "coalesce((SELECT list({'claim_index': claim_index, 'text': text, "
+    "'start_offset': start_offset, 'end_offset': end_offset, 'origin': origin} "
+    "ORDER BY claim_index) FROM claims c WHERE c.trace_id = t.trace_id), []) AS claims"
+)
+_JUDGE = (
+    "coalesce((SELECT list({'judge': judge, 'level': level, 'claim_index': claim_index, "
+    "'label': label, 'score': score, 'explanation': explanation} ORDER BY level, claim_index) "
+    "FROM judge_verdicts j WHERE j.trace_id = t.trace_id), []) AS judge_verdicts"
+)
+
+
+def trace_detail(store: Store, trace_id: str, judge: bool = True) -> dict[str, Any] | None:
+    """One trace with its contexts, claims and (unless `judge` is False) judge verdicts, for
+    display. One query: it is read on every verdict of the Label page."""
+    parts = [_CONTEXTS, _CLAIMS, *([_JUDGE] if judge else [])]
+    found = store.fetch_dicts(
+        f"SELECT t.*, {', '.join(parts)} FROM traces t WHERE t.trace_id = ?", [trace_id]
     )
-    detail["claims"] = store.fetch_dicts(
-        "SELECT claim_index, text, start_offset, end_offset, origin FROM claims "
-        "WHERE trace_id = ? ORDER BY claim_index",
-        [trace_id],
-    )
-    detail["judge_verdicts"] = store.fetch_dicts(
-        "SELECT judge, level, claim_index, label, score, explanation FROM judge_verdicts "
-        "WHERE trace_id = ? ORDER BY level, claim_index",
-        [trace_id],
-    )
-    return detail
+    return found[0] if found else None

@@ -1,12 +1,15 @@
 """Peak memory of importing a large generated JSONL file, in a subprocess of its own.
 
 Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). The baseline is a process
-that imports the same libraries and opens a fresh store but imports no traces.
+that imports the same libraries and opens a fresh store but imports no traces. The same
+import runs twice: with the store's memory limit (ANNOTATE_MEMORY_LIMIT, default 400MB) and
+with DuckDB's own default (80% of the machine's memory), as before the limit existed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -58,12 +61,14 @@ print(json.dumps({
 """
 
 
-def measure(mode: str, path: Path, db: Path) -> dict[str, Any]:
+def measure(mode: str, path: Path, db: Path, limit: str | None = None) -> dict[str, Any]:
     """Run the child in `mode` (baseline or import) and return what it printed."""
+    env = {**os.environ, **({"ANNOTATE_MEMORY_LIMIT": limit} if limit else {})}
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, mode, str(path), str(db), json.dumps(MARKS)],
         capture_output=True,
         text=True,
+        env=env,
     )
     if done.returncode != 0:
         raise RuntimeError(f"the {mode} process failed:\n{done.stderr}")
@@ -86,6 +91,7 @@ def run() -> None:
         baseline = measure("baseline", path, Path(tmp) / "empty.duckdb")
         result = measure("import", path, Path(tmp) / "store.duckdb")
         store_size = (Path(tmp) / "store.duckdb").stat().st_size
+        unlimited = measure("import", path, Path(tmp) / "unlimited.duckdb", duckdb_default())
     if result["imported"] != count:
         raise RuntimeError(f"imported {result['imported']:,} of {count:,} generated traces")
     show(
@@ -95,3 +101,16 @@ def run() -> None:
     )
     show(f"  RSS during the import: {describe_marks(result['marks'])}")
     show(f"  store file after the import: {file_size(store_size)}")
+    show(
+        f"same import with DuckDB's default memory limit ({duckdb_default()}): peak RSS "
+        f"{megabytes(unlimited['peak'])}, {unlimited['seconds']:.0f} s; with the store's limit "
+        f"the peak is {result['peak'] / unlimited['peak']:.2f}x that"
+    )
+    show(f"  RSS during that import: {describe_marks(unlimited['marks'])}")
+
+
+def duckdb_default() -> str:
+    """80% of the machine's memory, DuckDB's own default limit."""
+    with open("/proc/meminfo") as fh:
+        kilobytes = int(fh.readline().split()[1])
+    return f"{int(kilobytes * 0.8 / 1024)}MB"

@@ -55,7 +55,7 @@ def time_ours(store, count: int) -> tuple[float, float, int]:
         plan = plan_sample(store, spec)
         plans.append(time.perf_counter() - started)
         started = time.perf_counter()
-        drawn = draw_sample(store, spec, created_by="bench")
+        drawn = draw_sample(store, spec, created_by="bench", plan=plan)
         draws.append(time.perf_counter() - started)
         strata = len(plan.strata)
         assert len(drawn.trace_ids) == SAMPLE

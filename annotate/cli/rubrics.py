@@ -1,0 +1,240 @@
+"""The `annotate judge` and `annotate rubric list | show | export | import | current | calibrate`
+commands: parsing and printing; the work is in annotate.rubrics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from annotate.errors import UsageError
+from annotate.rubrics.card import build_card, card_status
+from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
+from annotate.rubrics.loop import calibrated_marks, mark_calibrated
+from annotate.rubrics.render import card_markdown
+from annotate.rubrics.runner import run_judge
+from annotate.rubrics.versions import (
+    BASELINE_MODEL,
+    current_version,
+    get_rubric,
+    list_rubrics,
+    make_current,
+)
+
+EXIT_FAILED_CALLS = 1
+
+
+def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
+    judge = commands.add_parser(
+        "judge", help="run a rubric version as the judge on a sample's labelled claims"
+    )
+    judge.add_argument("--sample", required=True)
+    judge.add_argument("--rubric", type=int, help="rubric version (default: the current one)")
+    judge.add_argument("--model", help="another model id for this run (a separate judge)")
+    judge.add_argument(
+        "--baseline",
+        action="store_true",
+        help=f"the offline baseline judge ({BASELINE_MODEL}); no key",
+    )
+    judge.add_argument(
+        "--batch", action="store_true", help="Message Batches: half price, results within 24 h"
+    )
+    judge.add_argument("--concurrency", type=int, default=8, help="calls in flight at once")
+    judge.add_argument(
+        "--all-claims",
+        action="store_true",
+        help="every claim of the sample, not only labelled ones",
+    )
+    judge.add_argument("--dry-run", action="store_true", help="plan and cost estimate; no call")
+    judge.add_argument("--poll-seconds", type=float, default=30.0, help="batch polling interval")
+    common(judge)
+    judge.set_defaults(run=lambda args: run_judge_command(args, writer, emit, say))
+
+    rubric = commands.add_parser("rubric", help="rubric versions: list, show, export, import")
+    actions = rubric.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="every version")
+    common(listing)
+    listing.set_defaults(run=lambda args: run_list(args, writer, emit))
+    show = actions.add_parser(
+        "show", help="one version, its calibration marks and whether they are stale"
+    )
+    show.add_argument("version", type=int)
+    common(show)
+    show.set_defaults(run=lambda args: run_show(args, writer, emit))
+    export = actions.add_parser(
+        "export", help="YAML (default) or Markdown with the calibration card"
+    )
+    export.add_argument("version", type=int)
+    export.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
+    export.add_argument("--out", help="file to write (default: stdout)")
+    common(export, json_flag=False)
+    export.set_defaults(run=lambda args: run_export(args, writer, say))
+    imported = actions.add_parser(
+        "import", help="a YAML rubric: the same content is the same version"
+    )
+    imported.add_argument("file")
+    common(imported)
+    imported.set_defaults(run=lambda args: run_import(args, writer, emit))
+    current = actions.add_parser("current", help="make VERSION the one `annotate judge` uses")
+    current.add_argument("version", type=int)
+    common(current)
+    current.set_defaults(run=lambda args: run_current(args, writer, say))
+    mark = actions.add_parser(
+        "calibrate", help="mark a judged version calibrated where it is ready"
+    )
+    mark.add_argument("version", type=int)
+    mark.add_argument("--sample", required=True)
+    mark.add_argument("--model", help="the model of the run (default: the version's)")
+    mark.add_argument("--by", default="feature", help="slices (default: feature)")
+    common(mark)
+    mark.set_defaults(run=lambda args: run_calibrate(args, writer, emit))
+
+
+def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    def progress(done: int, total: int) -> None:
+        if not args.json and total:
+            print(f"\r{done}/{total} calls", end="", file=sys.stderr, flush=True)
+
+    model = BASELINE_MODEL if args.baseline else args.model
+    with writer(args) as store:
+        report = run_judge(
+            store, args.sample, args.rubric, model=model, concurrency=args.concurrency,
+            batch=args.batch, dry_run=args.dry_run, labelled_only=not args.all_claims,
+            progress=progress, poll_seconds=args.poll_seconds, actor=args.actor,
+        )  # fmt: skip
+    if not args.json:
+        print(file=sys.stderr)
+    if args.json:
+        emit(report.as_json())
+    else:
+        _print_report(report)
+    missing = report.failed or (report.status == "submitted" and report.to_judge)
+    return EXIT_FAILED_CALLS if missing and not report.dry_run else 0
+
+
+def _print_report(report: Any) -> None:
+    cost = report.estimate
+    print(
+        f"{report.judge} on {report.sample} ({report.mode}): {report.claims} claims, "
+        f"{report.already_done} already judged, {report.few_shot_excluded} few-shot (never scored), "
+        f"{report.to_judge} to judge in {report.calls} calls"
+    )
+    print(f"  estimate: {cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens, "
+          f"${cost.get('usd')} ({cost.get('note')})")  # fmt: skip
+    if report.dry_run:
+        print("  dry run: nothing was called")
+        return
+    print(f"  {report.status}: {report.judged} verdicts, {report.failed} failed")
+    for failure in report.failures:
+        print(f"  failed {failure['trace_id']} claim {failure['claim_index']}: {failure['error']}")
+    if report.failures:
+        print("  rerun the same command to retry only these")
+
+
+def run_list(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    with writer(args) as store:
+        current = current_version(store)
+        rows = [
+            {"version": r.version, "name": r.name, "model": r.model, "granularity": r.granularity,
+             "parent": r.parent, "note": r.note, "created_by": r.created_by,
+             "created_at": str(r.created_at), "current": r.version == current,
+             "few_shot": len(r.few_shot), "calibrated": bool(calibrated_marks(store, r.version))}
+            for r in list_rubrics(store)
+        ]  # fmt: skip
+    if args.json:
+        emit({"rubrics": rows})
+        return 0
+    for row in rows:
+        mark = "*" if row["current"] else " "
+        print(f"{mark} v{row['version']}\t{row['model']}\t{row['granularity']}\tparent {row['parent']}"
+              f"\t{row['created_by']}\t{'calibrated' if row['calibrated'] else ''}")  # fmt: skip
+    return 0
+
+
+def run_show(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    with writer(args) as store:
+        rubric = get_rubric(store, args.version)
+        marks = [
+            {**m, "status": card_status(store, m["card"])}
+            for m in calibrated_marks(store, args.version)
+        ]
+        current = current_version(store)
+    if args.json:
+        emit({"version": rubric.version, "current": rubric.version == current,
+              "content_hash": rubric.content_hash, "rubric": rubric.content(),
+              "calibrations": marks})  # fmt: skip
+        return 0
+    print(f"rubric v{rubric.version} ({'current' if rubric.version == current else 'not current'})"
+          f": model {rubric.model}, granularity {rubric.granularity}, parent {rubric.parent}")  # fmt: skip
+    print(rubric.instructions)
+    if not marks:
+        print("not marked calibrated")
+    for mark in marks:
+        print("\n".join(card_markdown(mark["card"], mark["status"])))
+        print(f"card: {mark['status']['status']}")
+    return 0
+
+
+def run_export(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    with writer(args) as store:
+        text = (
+            export_yaml(store, args.version)
+            if args.format == "yaml"
+            else export_markdown(store, args.version)
+        )
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        say(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def run_import(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    with writer(args) as store:
+        rubric = import_rubric(store, path, args.actor)
+    if args.json:
+        emit({"version": rubric.version, "content_hash": rubric.content_hash})
+    else:
+        print(f"rubric v{rubric.version} ({rubric.content_hash[:16]})")
+    return 0
+
+
+def run_current(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    with writer(args) as store:
+        make_current(store, args.version, args.actor)
+    say(f"rubric v{args.version} is current")
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    by = [part.strip() for part in args.by.split(",") if part.strip()]
+    with writer(args) as store:
+        judge = get_rubric(store, args.version).judge_name(args.model)
+        result = mark_calibrated(store, judge, args.sample, by, args.actor)
+        status = card_status(store, result["card"])
+    if args.json:
+        emit({**result, "status": status})
+        return 0
+    print("\n".join(card_markdown(result["card"], status)))
+    return 0
+
+
+def run_propose(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    from annotate.rubrics.revise import propose_revision
+
+    with writer(args) as store:
+        judge = get_rubric(store, args.version).judge_name(args.model)
+        draft = propose_revision(store, judge, args.sample, actor=args.actor)
+    if args.json:
+        emit({"version": draft.version, "parent": draft.parent, "note": draft.note})
+    else:
+        print(f"draft rubric v{draft.version} (parent v{draft.parent}): {draft.note}")
+    return 0
+
+
+__all__ = ["add_rubric_commands", "build_card"]

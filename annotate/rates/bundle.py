@@ -1,0 +1,217 @@
+"""The auditor bundle: one zip an auditor can re-derive every rate from, and its check.
+
+Inside: manifest.json (every file with its SHA-256, the app version, when, who), frame.json
+(the sampling frame summary), sample.csv (traces, strata, inclusion probabilities, weights),
+tables/*.parquet (the sample, its strata and draws, the frame's traces without their text,
+claims, every label event and adjudication, rubric versions, judge verdicts and the judge
+label mapping), agreement.json and calibration.json, and rates.json with the parameters it was
+computed with. `verify_bundle` checks every hash, loads the tables into an empty in-memory
+store and recomputes the rates with the same code: they must be equal.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from annotate import __version__
+from annotate.accounts.activity import Actor, as_actor
+from annotate.agreement.calibration import calibration
+from annotate.agreement.reliability import agreement
+from annotate.errors import AnnotateError, UsageError
+from annotate.rates.estimate import rate_rows
+from annotate.rates.exports import neutralise, record_export, sha256
+from annotate.rates.inputs import load_inputs
+from annotate.store import Store, open_store
+from annotate.store import rates as sql
+from annotate.store.samples import sample_row, sample_units, stored_strata
+
+MANIFEST = "manifest.json"
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _json(document: Any) -> bytes:
+    return (json.dumps(document, ensure_ascii=False, indent=1, default=str) + "\n").encode()
+
+
+def _sample_csv(store: Store, sample: str) -> bytes:
+    buffer = io.StringIO()
+    out = csv.writer(buffer, lineterminator="\n")
+    out.writerow(["trace_id", "stratum", "draw", "inclusion_probability", "weight"])
+    for unit in sample_units(store, sample):
+        out.writerow(
+            [neutralise(unit["trace_id"]), neutralise(unit["stratum_key"]), unit["draw"],
+             repr(unit["inclusion_probability"]), repr(unit["weight"])]
+        )  # fmt: skip
+    return buffer.getvalue().encode()
+
+
+def frame_summary(store: Store, sample: str) -> dict[str, Any]:
+    row = sample_row(store, sample)
+    if row is None:
+        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    strata = [
+        {"stratum": list(key), "population": population, "sample_size": size,
+         "inclusion_probability": size / population if population else None}
+        for key, population, size, _ in stored_strata(store, sample)
+    ]  # fmt: skip
+    return {**row, "strata": strata}
+
+
+def _reports(
+    store: Store, sample: str, judge: str | None, resamples: int, seed: int
+) -> dict[str, bytes]:
+    found: dict[str, Any] = {}
+    for name, make in (
+        ("agreement.json", lambda: agreement(store, sample, seed=seed, repetitions=resamples)),
+        (
+            "calibration.json",
+            lambda: (
+                calibration(store, judge, sample, seed=seed, repetitions=resamples)
+                if judge
+                else None
+            ),
+        ),
+    ):
+        try:
+            found[name] = make() or {"reason": "no judge verdicts in the store"}
+        except AnnotateError as exc:  # reported in the bundle, not a failed export
+            found[name] = {"reason": str(exc)}
+    return {name: _json(doc) for name, doc in found.items()}
+
+
+def bundle_bytes(
+    store: Store,
+    sample: str,
+    by: Sequence[str] = ("feature", "risk_category"),
+    judge: str | None = None,
+    threshold: float = 0.10,
+    resamples: int = 1000,
+    seed: int = 0,
+    actor: Actor | str | None = None,
+) -> tuple[bytes, int]:
+    """The bundle zip's bytes and the number of rates in it (nothing recorded)."""
+    who = as_actor(actor)
+    files: dict[str, bytes] = {"frame.json": _json(frame_summary(store, sample))}
+    files["sample.csv"] = _sample_csv(store, sample)
+    for table in sql.BUNDLE_TABLES:
+        files[f"tables/{table}.parquet"] = _parquet(sql.bundle_table(store, table, sample))
+    inputs = load_inputs(store, sample, by, judge)
+    levels = ["claim", "response"]
+    params = {"sample": sample, "by": list(by), "levels": levels,
+              "judge": inputs.judge, "threshold": threshold, "resamples": resamples, "seed": seed}  # fmt: skip
+    rows = rate_rows(inputs, by, levels, threshold=threshold, resamples=resamples, seed=seed)
+    files["rates.json"] = _json({"params": params, "rows": rows})
+    files.update(_reports(store, sample, inputs.judge, resamples, seed))
+    manifest = {
+        "app": "annotate",
+        "app_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_by": who.name,
+        "sample": sample,
+        "files": [
+            {"path": p, "sha256": sha256(d), "bytes": len(d)} for p, d in sorted(files.items())
+        ],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr(MANIFEST, _json(manifest))
+        for name, data in sorted(files.items()):
+            bundle.writestr(name, data)
+    return buffer.getvalue(), len(rows)
+
+
+def build_bundle(
+    store: Store,
+    sample: str,
+    path: str | Path,
+    by: Sequence[str] = ("feature", "risk_category"),
+    judge: str | None = None,
+    threshold: float = 0.10,
+    resamples: int = 1000,
+    seed: int = 0,
+    actor: Actor | str | None = None,
+) -> dict[str, Any]:
+    """Write the bundle zip; the export is recorded with the zip's hash."""
+    data, rows = bundle_bytes(store, sample, by, judge, threshold, resamples, seed, actor)
+    Path(path).write_bytes(data)
+    digest = record_export(store, as_actor(actor), "bundle", data, path=str(path), sample=sample)
+    return {
+        "path": str(path),
+        "sha256": digest,
+        "files": len(zipfile.ZipFile(io.BytesIO(data)).namelist()),
+        "rows": rows,
+    }
+
+
+def verify_bundle(path: str | Path) -> dict[str, Any]:
+    """Check every file's hash against the manifest, then recompute the rates from the tables."""
+    problems: list[str] = []
+    try:
+        bundle = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UsageError(f"{path}: not a readable zip ({exc})") from None
+    with bundle:
+        names = set(bundle.namelist())
+        if MANIFEST not in names:
+            raise UsageError(f"{path}: no {MANIFEST}; this is not an annotate bundle")
+        manifest = json.loads(bundle.read(MANIFEST))
+        listed = {f["path"]: f for f in manifest["files"]}
+        problems += [
+            f"{n}: in the zip but not in the manifest"
+            for n in sorted(names - set(listed) - {MANIFEST})
+        ]
+        contents = {}
+        for name, entry in sorted(listed.items()):
+            if name not in names:
+                problems.append(f"{name}: listed in the manifest but missing")
+                continue
+            contents[name] = bundle.read(name)
+            if sha256(contents[name]) != entry["sha256"]:
+                problems.append(f"{name}: SHA-256 differs from the manifest (changed after export)")
+    required = ("rates.json", *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES))
+    problems += [
+        f"{n}: missing from the bundle and its manifest" for n in required if n not in listed
+    ]
+    recomputed = _recompute(contents, problems) if not problems else None
+    return {"ok": not problems, "problems": problems, "manifest": manifest, "rows": recomputed}
+
+
+def _recompute(contents: dict[str, bytes], problems: list[str]) -> int | None:
+    stored = json.loads(contents["rates.json"])
+    params = stored["params"]
+    store = open_store(":memory:")
+    try:
+        with store.transaction():
+            for table in sql.BUNDLE_TABLES:
+                data = pq.read_table(io.BytesIO(contents[f"tables/{table}.parquet"]))
+                sql.load_bundle_table(store, table, data)
+        inputs = load_inputs(store, params["sample"], params["by"], params["judge"])
+        rows = rate_rows(
+            inputs, params["by"], params["levels"], threshold=params["threshold"],
+            resamples=params["resamples"], seed=params["seed"],
+        )  # fmt: skip
+    finally:
+        store.close()
+    again = json.loads(json.dumps(rows, default=str))
+    if again != stored["rows"]:
+        differ = sum(a != b for a, b in zip(again, stored["rows"], strict=False))
+        problems.append(
+            f"rates.json: the recomputed rates differ from the exported ones in {differ} of "
+            f"{len(stored['rows'])} rows (or in their number: {len(again)})"
+        )
+    return len(again)

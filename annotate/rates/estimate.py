@@ -1,0 +1,352 @@
+"""Rates per slice from a RatesInput: the four estimators, each row saying which it is.
+
+weighted_human: gold on the sample, each trace weighted N_h / m_h (m_h: the stratum's traces
+with gold at this level), a ratio estimator; BCa bootstrap resampling traces within strata.
+judge_raw: the judge's share over every frame trace in the slice (what a dashboard shows).
+judge_corrected: PPI++ (ppi-python) per stratum, combined with the strata's population shares.
+rogan_gladen: the raw rate corrected by the judge's sensitivity and specificity on gold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotate.rates.inputs import RatesInput
+from annotate.stats import rates as est
+from annotate.stats.intervals import resample_weights
+
+ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
+LEVELS = ("claim", "response")
+MIN_TRACES = 10  # labelled traces a slice needs for a human rate
+MIN_PAIRS = 10  # (gold, judge) pairs a slice needs before the judge counts as calibrated there
+MIN_STRATUM_PAIRS = 2  # and in each of its strata (PPI needs a variance per stratum)
+DEFAULT_THRESHOLD = 0.10
+
+
+def slice_keys(frame: pd.DataFrame, by: Sequence[str]) -> list[dict[str, Any]]:
+    """The overall slice, then every combination of the `by` values present in the frame."""
+    found: list[dict[str, Any]] = [{}]
+    if by:
+        combos = frame[list(by)].astype(object).where(frame[list(by)].notna(), None)
+        unique = {tuple(r) for r in combos.itertuples(index=False)}
+        ordered = sorted(unique, key=lambda r: tuple((v is None, str(v)) for v in r))
+        found += [dict(zip(by, combo, strict=True)) for combo in ordered]
+    return found
+
+
+def _mask(table: pd.DataFrame, values: Mapping[str, Any]) -> np.ndarray:
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in values.items():
+        col = table[column]
+        mask &= (col.isna() if value is None else col == value).to_numpy()
+    return mask
+
+
+class Design:
+    """The labelled traces of one level, their weights and the shared bootstrap resamples."""
+
+    def __init__(self, inputs: RatesInput, level: str, resamples: int, seed: int) -> None:
+        per_trace = _per_trace_gold(inputs, level)
+        units = inputs.units.merge(per_trace, on="trace_id", how="inner")
+        units = units[units["den"] > 0]
+        labelled = units.groupby("stratum")["trace_id"].transform("count")
+        populations = units["stratum"].map(inputs.populations).astype(float)
+        units = units.assign(w=populations / labelled)
+        self.units = units.merge(inputs.frame.drop(columns=["stratum"]), on="trace_id", how="left")
+        self.features = self.units[["num", "den"]].to_numpy(float) * self.units[["w"]].to_numpy()
+        draws, _, _ = resample_weights(
+            list(self.units["trace_id"]), resamples, seed, list(self.units["stratum"])
+        )
+        self.draws, self.resamples, self.seed = draws, resamples, seed
+
+
+def _per_trace_gold(inputs: RatesInput, level: str) -> pd.DataFrame:
+    if level == "response":
+        return inputs.responses.rename(columns={"gold": "num"}).assign(den=1)
+    grouped = inputs.claims.groupby("trace_id")["gold"].agg(["sum", "count"]).reset_index()
+    return grouped.rename(columns={"sum": "num", "count": "den"})
+
+
+def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est.Rate:
+    mask = _mask(design.units, values)
+    members = np.flatnonzero(mask)
+    traces = len(members)
+    n = int(design.units.loc[mask, "den"].sum())
+    strata = design.units.loc[mask, "stratum"].nunique()
+    method = (
+        f"{level} rate weighted by 1/pi (N_h / labelled n_h), ratio estimator; BCa bootstrap over "
+        f"{traces} traces within {strata} strata, {design.resamples} resamples, seed {design.seed}"
+    )
+    if traces < MIN_TRACES:
+        return est.Rate(
+            None,
+            None,
+            None,
+            n,
+            method,
+            f"too little data: {traces} labelled traces (< {MIN_TRACES})",
+        )
+    features = np.where(mask[:, None], design.features, 0.0)
+    found = est.weighted_ratio(features, design.draws, members, strata)
+    if found is None:
+        return est.Rate(None, None, None, n, method, "no gold in this slice")
+    rate, low, high = found
+    if math.isnan(low):
+        return est.Rate(rate, None, None, n, method, "too few traces per stratum for an interval")
+    # A bootstrap collapses at 0% or 100%: reach out to Wilson's bounds at the same point and n.
+    wide_low, wide_high = est.wilson_at(rate, n)
+    return est.Rate(
+        rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's"
+    )
+
+
+def judge_raw(inputs: RatesInput, part: pd.DataFrame, level: str) -> est.Rate:
+    """`part`: the frame traces of the slice."""
+    method = f"judge {inputs.judge}: share of its {level} verdicts over all {len(part)} frame traces in the slice; Wilson"
+    if inputs.judge is None:
+        return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
+    if level == "claim":
+        return est.wilson_rate(int(part["jcu"].sum()), int(part["jcn"].sum()), method)
+    judged = part["jr"].dropna()
+    return est.wilson_rate(int(judged.sum()), len(judged), method)
+
+
+def _pairs(inputs: RatesInput, level: str) -> pd.DataFrame:
+    """(trace_id, stratum, gold, judge) for each labelled unit with a settled judge outcome."""
+    if level == "response":
+        found = inputs.responses.merge(inputs.frame[["trace_id", "jr"]], on="trace_id")
+        found = found.dropna(subset=["jr"]).rename(columns={"jr": "judge"})
+    else:
+        outcomes = inputs.judge_claims[
+            inputs.judge_claims["outcome"].isin(["supported", "unsupported"])
+        ]
+        found = inputs.claims.merge(outcomes, on=["trace_id", "claim_index"])
+        found = found.assign(judge=(found["outcome"] == "unsupported").astype(float))
+    strata = inputs.units[["trace_id", "stratum"]].drop_duplicates("trace_id")
+    return found[["trace_id", "gold", "judge"]].merge(strata, on="trace_id")
+
+
+def with_pairs(inputs: RatesInput, level: str) -> tuple[pd.DataFrame, RatesInput]:
+    """The level's (gold, judge) pairs with each trace's slice values, and the inputs with the
+    frame marking the traces those pairs come from (PPI's labelled set)."""
+    pairs = _pairs(inputs, level)
+    values = inputs.frame.drop(columns=["stratum", "jcu", "jcn", "jr", "unmapped"])
+    pairs = pairs.merge(values, on="trace_id", how="left")
+    labelled = inputs.frame["trace_id"].isin(set(pairs["trace_id"]))
+    return pairs, replace(inputs, frame=inputs.frame.assign(labelled=labelled.to_numpy(bool)))
+
+
+def judge_corrected(
+    inputs: RatesInput,
+    frame: pd.DataFrame,
+    values: Mapping[str, Any],
+    level: str,
+    pairs: pd.DataFrame,
+) -> est.Rate:
+    in_slice = pairs[_mask(pairs, values)]
+    method = (
+        f"PPI++ (ppi-python, power-tuned) per stratum on judge {inputs.judge}"
+        + _rubric(inputs)
+        + f", combined with the strata's population shares; normal interval, each stratum's standard error at least that of a quarter pseudo-count of misses and false alarms; {level}s as units"
+    )
+    if inputs.judge is None:
+        return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
+    strata, reason = _ppi_strata(frame, in_slice, level)
+    if reason:
+        return est.Rate(
+            None, None, None, len(in_slice), method, f"judge not calibrated here: {reason}"
+        )
+    rate, low, high = est.ppi_stratified(strata)
+    return est.Rate(rate, low, high, len(in_slice), method)
+
+
+def _rubric(inputs: RatesInput) -> str:
+    versions = inputs.rubric_versions
+    return f" (rubric version {', '.join(map(str, versions))})" if versions else ""
+
+
+def _ppi_strata(
+    frame: pd.DataFrame, pairs: pd.DataFrame, level: str
+) -> tuple[list[est.StratumData], str | None]:
+    if len(pairs) < MIN_PAIRS:
+        return [], f"{len(pairs)} units with gold and a judge verdict (< {MIN_PAIRS})"
+    found = []
+    for stratum, part in frame.groupby("stratum", sort=True):
+        rest = part[~part["labelled"].to_numpy(bool)]
+        if level == "response":
+            share, unlabelled = float(part["jr"].notna().sum()), rest["jr"].dropna().to_numpy()
+        else:
+            share = float(part["jcn"].sum())
+            hits, n = int(rest["jcu"].sum()), int(rest["jcn"].sum())
+            unlabelled = np.r_[np.ones(hits), np.zeros(n - hits)]
+        if not share:
+            continue
+        gold = pairs[pairs["stratum"] == stratum]
+        if len(gold) < MIN_STRATUM_PAIRS:
+            return (
+                [],
+                f"stratum {stratum} has {len(gold)} units with gold and a judge verdict (< {MIN_STRATUM_PAIRS})",
+            )
+        judged = gold["judge"].to_numpy(float)
+        found.append(
+            est.StratumData(
+                float(share),
+                gold["gold"].to_numpy(float),
+                judged,
+                unlabelled if len(unlabelled) else judged,
+            )
+        )
+    return found, None if found else "no judge verdicts in this slice"
+
+
+def rogan_gladen(
+    inputs: RatesInput,
+    design: Design,
+    values: Mapping[str, Any],
+    level: str,
+    raw: est.Rate,
+    pairs: pd.DataFrame,
+) -> est.Rate:
+    method = (
+        f"Rogan-Gladen on judge {inputs.judge}'s raw rate with its sensitivity and specificity on "
+        "this slice's gold (pooled, unweighted); percentile bootstrap of the gold pairs"
+    )
+    in_slice = pairs[_mask(pairs, values)]
+    if raw.rate is None or len(in_slice) < MIN_PAIRS:
+        return est.Rate(
+            None,
+            None,
+            None,
+            len(in_slice),
+            method,
+            f"judge not calibrated here: {len(in_slice)} units with gold and a verdict (< {MIN_PAIRS})",
+        )
+    cells = _cells(design, in_slice)
+    members = np.flatnonzero(cells.any(axis=1))
+    rate, low, high = est.rogan_gladen_interval(raw.rate, cells[members], design.draws[:, members])
+    if rate is None:
+        return est.Rate(
+            None,
+            None,
+            None,
+            len(in_slice),
+            method,
+            "sensitivity + specificity <= 1: the judge is no better than chance here",
+        )
+    if math.isnan(low):
+        return est.Rate(rate, None, None, len(in_slice), method, "too few pairs for an interval")
+    return est.Rate(rate, low, high, len(in_slice), method)
+
+
+def _cells(design: Design, pairs: pd.DataFrame) -> np.ndarray:
+    """groups x [tp, fn, tn, fp], aligned with the design's resampled traces."""
+    kinds = (
+        pd.DataFrame(
+            {
+                "trace_id": pairs["trace_id"],
+                "tp": (pairs["gold"] == 1) & (pairs["judge"] == 1),
+                "fn": (pairs["gold"] == 1) & (pairs["judge"] == 0),
+                "tn": (pairs["gold"] == 0) & (pairs["judge"] == 0),
+                "fp": (pairs["gold"] == 0) & (pairs["judge"] == 1),
+            }
+        )
+        .groupby("trace_id")
+        .sum()
+    )
+    aligned = kinds.reindex(design.units["trace_id"]).fillna(0)
+    return aligned.to_numpy(float)
+
+
+def rate_rows(
+    inputs: RatesInput,
+    by: Sequence[str] = (),
+    levels: Sequence[str] = ("claim",),
+    estimators: Sequence[str] = ESTIMATORS,
+    threshold: float = DEFAULT_THRESHOLD,
+    resamples: int = 1000,
+    seed: int = 0,
+    where: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The `annotate rates --json` rows: per slice, level and estimator."""
+    rows = []
+    for level in levels:
+        design = Design(inputs, level, resamples, seed)
+        pairs, level_inputs = with_pairs(inputs, level)
+        scope = _restrict(level_inputs.frame, where)
+        parts = slice_frames(scope, by)
+        for key in slice_keys(scope, by):
+            values = {**(where or {}), **key}
+            part = parts.get(tuple(key.values()), scope.iloc[:0]) if key else scope
+            found = _estimates(level_inputs, design, values, part, level, estimators, pairs)
+            for name, rate in found.items():
+                rows.append(_row(values, level, name, rate, threshold, inputs))
+    return rows
+
+
+def _restrict(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
+    return frame[_mask(frame, where)] if where else frame
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def slice_frames(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], pd.DataFrame]:
+    """Each combination of `by` values (None for missing) -> its frame traces, in one pass."""
+    if not by:
+        return {}
+    found = {}
+    for key, part in frame.groupby(list(by), dropna=False, sort=False):
+        values: tuple[Any, ...] = key if isinstance(key, tuple) else (key,)
+        found[tuple(None if _missing(v) else v for v in values)] = part
+    return found
+
+
+def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[str, est.Rate]:  # type: ignore[no-untyped-def]
+    found: dict[str, est.Rate] = {}
+    raw = judge_raw(inputs, part, level)
+    for name in itertools.chain(estimators):
+        if name == "weighted_human":
+            found[name] = weighted_human(design, values, level)
+        elif name == "judge_raw":
+            found[name] = raw
+        elif name == "judge_corrected":
+            found[name] = judge_corrected(inputs, part, values, level, pairs)
+        elif name == "rogan_gladen":
+            found[name] = rogan_gladen(inputs, design, values, level, raw, pairs)
+    return found
+
+
+def _row(
+    values, level, name, rate: est.Rate, threshold: float, inputs: RatesInput
+) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    row: dict[str, Any] = {
+        "slice": dict(values),
+        "level": level,
+        "estimator": name,
+        "n": rate.n,
+        "rate": _round(rate.rate),
+        "low": _round(rate.low),
+        "high": _round(rate.high),
+        "method": rate.method,
+        "state": est.threshold_state(rate.low, rate.high, threshold),
+    }
+    if rate.reason:
+        row["reason"] = rate.reason
+    if name != "weighted_human":
+        row["judge"] = inputs.judge
+        if inputs.rubric_versions:
+            row["rubric_version"] = inputs.rubric_versions
+    return row
+
+
+def _round(value: float | None) -> float | None:
+    """12 significant digits: a figure re-derived from the bundle compares exactly."""
+    return None if value is None else float(f"{value:.12g}")

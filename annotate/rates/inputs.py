@@ -1,0 +1,131 @@
+"""Everything a rate is computed from, read from the store once: the sample's frame with each
+trace's slice values and judge outcomes, the sampled units, and gold at claim and response level.
+
+The judge's verdicts reach a rate only through its settled label mapping (saved or default);
+verdicts whose label has no mapping are counted and left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from annotate.errors import UsageError
+from annotate.judge.labels import mapping_rows
+from annotate.labelling.evidence import load_evidence
+from annotate.sampling.allocation import STRATUM_COLUMNS
+from annotate.stats.gold import SUPPORTED, UNSUPPORTED, claim_gold, response_gold
+from annotate.store import Store
+from annotate.store import rates as sql
+from annotate.store.samples import (
+    Filters,
+    has_attribute,
+    sample_row,
+    stored_strata,
+    stratum_key_text,
+)
+
+WINDOWS = sql.WINDOWS
+SLICE_COLUMNS = (*STRATUM_COLUMNS, *WINDOWS)
+
+
+@dataclass
+class RatesInput:
+    sample: str
+    strata_columns: list[str]
+    populations: dict[str, int]  # stratum key -> N_h
+    frame: pd.DataFrame  # one row per frame trace (store.rates.frame_table) with `stratum`
+    units: pd.DataFrame  # trace_id, stratum, pi, weight
+    claims: pd.DataFrame  # trace_id, claim_index, gold (1 unsupported / 0), error_type
+    responses: pd.DataFrame  # trace_id, gold (1 / 0)
+    judge_claims: pd.DataFrame  # trace_id, claim_index, outcome: the judge on the sample's claims
+    judge: str | None
+    rubric_versions: list[Any] = field(default_factory=list)
+    unmapped: dict[str, int] = field(default_factory=dict)  # label -> verdicts, left out
+
+
+def default_judge(store: Store) -> str | None:
+    """The judge with the most verdicts in the store (None when there are none)."""
+    counts = sql.judge_verdict_counts(store)
+    return counts[0][0] if counts else None
+
+
+def check_slice_columns(store: Store, by: Sequence[str]) -> None:
+    for name in by:
+        if name not in SLICE_COLUMNS and not has_attribute(store, name):
+            raise UsageError(
+                f"cannot slice by {name!r}: not one of {', '.join(SLICE_COLUMNS)} and no trace "
+                "has an attribute of that name"
+            )
+
+
+def load_inputs(
+    store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
+) -> RatesInput:
+    row = sample_row(store, sample)
+    if row is None:
+        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    check_slice_columns(store, by)
+    strata_columns = list(row["by_columns"])
+    judge = judge if judge is not None else default_judge(store)
+    known = [name for name, _ in sql.judge_verdict_counts(store)]
+    if judge is not None and judge not in known:
+        raise UsageError(
+            f"no verdicts from judge {judge!r}; judges in the store: {', '.join(known) or 'none'}"
+        )
+    mapping = mapping_rows(store, judge) if judge else []
+    outcomes = {r["label"]: r["outcome"] for r in mapping if r["outcome"] is not None}
+    unmapped = {r["label"]: r["verdicts"] for r in mapping if r["outcome"] is None}
+    extra = [c for c in dict.fromkeys([*strata_columns, *by]) if c not in SLICE_COLUMNS]
+    frame = sql.frame_table(
+        store, Filters.from_json(row["filters"]), strata_columns, row["max_import_id"],
+        extra, judge, outcomes,
+    )  # fmt: skip
+    frame["stratum"] = stratum_keys(frame, len(strata_columns))
+    claims, responses = gold_tables(store, sample)
+    strata = [
+        (stratum_key_text(key), population)
+        for key, population, _, _ in stored_strata(store, sample)
+    ]
+    return RatesInput(
+        sample=sample,
+        strata_columns=strata_columns,
+        populations={k: int(p) for k, p in strata},
+        frame=frame,
+        units=sql.units(store, sample),
+        claims=claims,
+        responses=responses,
+        judge_claims=sql.claim_verdicts(store, sample, judge, outcomes),
+        judge=judge,
+        rubric_versions=sql.judge_rubric_versions(store, judge) if judge else [],
+        unmapped=unmapped,
+    )
+
+
+def stratum_keys(frame: pd.DataFrame, width: int) -> pd.Series:
+    """Each frame trace's stratum key, written exactly as sample_units stores it."""
+    columns = [f"s{i}" for i in range(width)]
+    values = frame[columns].astype(object).where(frame[columns].notna(), None)
+    combos = values.drop_duplicates()
+    text = {tuple(r): stratum_key_text(tuple(r)) for r in combos.itertuples(index=False)}
+    return pd.Series(
+        [text[tuple(r)] for r in values.itertuples(index=False)], index=frame.index, dtype=object
+    )
+
+
+def gold_tables(store: Store, sample: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Claim gold (supported / unsupported only) and response gold of the sample, as 1 / 0."""
+    evidence = load_evidence(store, sample)
+    claims = [
+        (trace, index, int(g.binary == UNSUPPORTED), g.error_type)
+        for (trace, index), g in sorted(claim_gold(evidence).items())
+        if g.binary in (SUPPORTED, UNSUPPORTED)
+    ]
+    responses = [(t, int(o == UNSUPPORTED)) for t, o in sorted(response_gold(evidence).items())]
+    return (
+        pd.DataFrame(claims, columns=["trace_id", "claim_index", "gold", "error_type"]),
+        pd.DataFrame(responses, columns=["trace_id", "gold"]),
+    )

@@ -1,0 +1,86 @@
+"""Trend and drift: rates per time window with intervals, and an alert when a window differs
+from the one before beyond chance (two-sided z-test of the two estimates, each standard error
+taken from its 95% interval, alert at p < 0.05). Also the error types and the score histogram.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.rates.estimate import DEFAULT_THRESHOLD, Design, _mask, rate_rows, slice_keys
+from annotate.rates.inputs import RatesInput
+from annotate.stats import rates as est
+from annotate.store import Store
+from annotate.store import rates as sql
+
+DRIFT_ALPHA = 0.05
+DRIFT_TEST = (
+    "two-sided z-test on consecutive windows: z = (r2 - r1) / sqrt(se1^2 + se2^2), "
+    "se = interval half-width / 1.96; alert at p < 0.05"
+)
+
+
+def trend(
+    inputs: RatesInput,
+    window: str = "week",
+    level: str = "response",
+    estimators: Sequence[str] = ("weighted_human", "judge_raw"),
+    threshold: float = DEFAULT_THRESHOLD,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    rows = [
+        r
+        for r in rate_rows(inputs, [window], [level], estimators, threshold, resamples, seed)
+        if r["slice"]
+    ]
+    return {
+        "window": window,
+        "level": level,
+        "rows": rows,
+        "drift": drift(rows, window),
+        "test": DRIFT_TEST,
+    }
+
+
+def drift(rows: Sequence[dict[str, Any]], window: str) -> list[dict[str, Any]]:
+    found = []
+    for estimator in dict.fromkeys(r["estimator"] for r in rows):
+        series = [r for r in rows if r["estimator"] == estimator and r["low"] is not None]
+        series.sort(key=lambda r: str(r["slice"][window]))
+        for before, after in zip(series, series[1:], strict=False):
+            z, p = est.drift_test(
+                (before["rate"], before["low"], before["high"]),
+                (after["rate"], after["low"], after["high"]),
+            )
+            found.append({"estimator": estimator, "from": before["slice"][window],
+                          "to": after["slice"][window], "change": after["rate"] - before["rate"],
+                          "z": z, "p": p, "alert": p < DRIFT_ALPHA})  # fmt: skip
+    return found
+
+
+def error_types(inputs: RatesInput, by: Sequence[str] = (), seed: int = 0) -> list[dict[str, Any]]:
+    """Per slice, the weighted share of each error type among claims whose gold is unsupported."""
+    design = Design(inputs, "claim", 1, seed)
+    weights = design.units[["trace_id", "w"]]
+    claims = inputs.claims[inputs.claims["gold"] == 1].merge(weights, on="trace_id")
+    claims = claims.merge(inputs.frame.drop(columns=["stratum"]), on="trace_id")
+    found = []
+    for key in slice_keys(inputs.frame, by):
+        part = claims[_mask(claims, key)] if len(claims) else claims
+        total = part["w"].sum() if len(part) else 0.0
+        for kind, group in part.fillna({"error_type": "(none given)"}).groupby("error_type"):
+            found.append({"slice": key, "error_type": kind, "claims": len(group),
+                          "share": float(group["w"].sum() / total) if total else None})  # fmt: skip
+    return found
+
+
+def scores(store: Store, inputs: RatesInput) -> dict[str, Any]:
+    """The judge's scores over the frame: histogram, p50, p95, standard deviation."""
+    if inputs.judge is None:
+        return {"count": 0, "reason": "no judge verdicts in the store"}
+    ids = pa.table({"trace_id": pa.array(list(inputs.frame["trace_id"]), pa.string())})
+    return {"judge": inputs.judge, **est.score_summary(sql.judge_scores(store, ids, inputs.judge))}

@@ -1,0 +1,144 @@
+"""The lead's loop: versions side by side on the same held-out claims, the claims whose verdict
+flipped, few-shot candidates (adjudicated tuning claims, past judge errors first), and marking
+a version calibrated for the slices where it meets the readiness thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.errors import UsageError
+from annotate.labelling.evidence import judge_labels, load_evidence
+from annotate.rubrics.card import (
+    CARD_STATISTICS,
+    build_card,
+    judge_calibration,
+    rubric_judge,
+    scored_units,
+)
+from annotate.rubrics.prompt import context_text
+from annotate.rubrics.split import HELD_OUT, TUNING
+from annotate.stats.gold import UNSUPPORTED, claim_gold
+from annotate.store import Store
+from annotate.store import judge_runs as run_sql
+from annotate.store import rubrics as sql
+from annotate.store.assignments import judge_names
+
+
+def rubric_judges(store: Store) -> list[str]:
+    return [j for j in judge_names(store) if rubric_judge(j) is not None]
+
+
+def _outcomes(store: Store, judge: str, sample: str) -> dict[tuple[str, int], str]:
+    judged = judge_labels(store, load_evidence(store, sample), judge, "claim")
+    return {unit: verdict["outcome"] for unit, verdict in judged.items()}
+
+
+def compare(
+    store: Store, judges: Sequence[str], sample: str, part: str = HELD_OUT, repetitions: int = 1000
+) -> dict[str, Any]:
+    """Each judge's statistics on the claims every one of them judged, and the flips."""
+    gold = {u: g.binary for u, g in claim_gold(load_evidence(store, sample)).items()}
+    outcomes = {j: _outcomes(store, j, sample) for j in judges}
+    common = set.intersection(*(scored_units(store, j, sample, part) for j in judges))
+    for found in outcomes.values():
+        common &= {u for u, o in found.items() if o != "abstained"}
+    common = {u for u in common if gold.get(u) in ("supported", UNSUPPORTED)}
+    rows = []
+    for judge in judges:
+        document = _calibration_on(store, judge, sample, common, repetitions)
+        rows.append(
+            {"judge": judge, "n": document["n"], **{n: document[n] for n in CARD_STATISTICS}}
+        )
+    flips = _flips(outcomes, judges, common, gold) if len(judges) == 2 else []
+    return {"sample": sample, "part": part, "claims": len(common), "judges": rows, "flips": flips}
+
+
+def _calibration_on(
+    store: Store, judge: str, sample: str, units: set, repetitions: int
+) -> dict[str, Any]:
+    from annotate.agreement.calibration import calibration
+
+    return calibration(store, judge, sample, "claim", (), 0, repetitions, units=units)
+
+
+def _flips(outcomes: dict, judges: Sequence[str], common: set, gold: dict) -> list[dict[str, Any]]:
+    before, after = judges
+    found = []
+    for unit in sorted(common):
+        was, now = outcomes[before][unit] == gold[unit], outcomes[after][unit] == gold[unit]
+        if was != now:
+            found.append({
+                "trace_id": unit[0], "claim_index": unit[1], "gold": gold[unit],
+                before: outcomes[before][unit], after: outcomes[after][unit],
+                "flip": "right to wrong" if was else "wrong to right",
+            })  # fmt: skip
+    return found
+
+
+def few_shot_candidates(
+    store: Store, sample: str, judge: str | None = None
+) -> list[dict[str, Any]]:
+    """Adjudicated claims of the tuning part with their context excerpt and gold; those the judge
+    got wrong first."""
+    evidence = load_evidence(store, sample)
+    gold = claim_gold(evidence)
+    tuning = {u for u, p in sql.split_rows(store, sample).items() if p == TUNING}
+    wrong: set = set()
+    if judge:
+        outcomes = _outcomes(store, judge, sample)
+        wrong = {
+            u for u, o in outcomes.items() if u in gold and o not in ("abstained", gold[u].binary)
+        }
+    units = sorted(u for u in tuning if u in evidence.adjudications and u in gold)
+    material = run_sql.judge_material(store, sorted({t for t, _ in units}))
+    found = []
+    for unit in sorted(units, key=lambda u: (u not in wrong, u)):
+        trace = material[unit[0]]
+        found.append({
+            "trace_id": unit[0], "claim_index": unit[1], "claim": trace["claims"].get(unit[1], ""),
+            "context_excerpt": context_text(trace)[:1200], "label": gold[unit].full,
+            "error_type": gold[unit].error_type, "judge_error": unit in wrong,
+            "why": evidence.adjudications[unit].get("reason"),
+        })  # fmt: skip
+    return found
+
+
+def mark_calibrated(
+    store: Store, judge: str, sample: str, by: Sequence[str] = ("feature",),
+    actor: Actor | str | None = None, repetitions: int = 1000,
+) -> dict[str, Any]:  # fmt: skip
+    """Mark the judge's rubric version calibrated for the slices meeting readiness (held-out)."""
+    found = rubric_judge(judge)
+    if found is None:
+        raise UsageError(
+            f"{judge!r} is not one of our judges (rubric-vN:model); run `annotate judge`"
+        )
+    card = build_card(store, judge, sample, by, repetitions=repetitions)
+    from annotate.rubrics.card import ready_slices
+
+    slices = ready_slices(card)
+    if not slices:
+        raise UsageError(
+            f"{judge} meets the readiness thresholds on no slice of the held-out part of "
+            f"{sample!r} ({card[HELD_OUT]['readiness']['verdict']}); nothing marked"
+        )
+    who = as_actor(actor)
+    with store.transaction():
+        mark = sql.insert_calibration(store, {
+            "rubric_version": found[0], "judge": judge, "sample": sample,
+            "fingerprint": card["fingerprint"], "slices": slices, "card": card, "marked_by": who.name,
+        })  # fmt: skip
+        record_act(store, who, "rubric", f"rubric v{found[0]}", calibrated=slices, judge=judge)
+    return {"id": mark, "slices": slices, "card": card}
+
+
+def calibrated_marks(store: Store, version: int | None = None) -> list[dict[str, Any]]:
+    return sql.calibrations(store, version)
+
+
+def disagreements_on_tuning(store: Store, judge: str, sample: str) -> list[dict[str, Any]]:
+    document = judge_calibration(store, judge, sample, TUNING, repetitions=200)
+    return document["disagreements"]

@@ -1,0 +1,74 @@
+"""The calibration card as Markdown for people: the same numbers as the card document, each
+formatted once here (three decimals), as the Calibration page shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from annotate.rubrics.card import CARD_STATISTICS
+from annotate.rubrics.split import HELD_OUT, TUNING
+
+
+def number(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def stat_cells(stat: Mapping[str, Any] | None) -> str:
+    stat = stat or {}
+    interval = (
+        f"[{number(stat.get('low'))}, {number(stat.get('high'))}]"
+        if stat.get("low") is not None
+        else stat.get("reason") or "no interval"
+    )
+    return f"{number(stat.get('value'))} | {interval} | {stat.get('units', '')}"
+
+
+def _escape(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _part(card: Mapping[str, Any], part: str, title: str) -> list[str]:
+    found = card[part]
+    lines = [f"### {title}", "", f"Claims with gold and a verdict: {found['n']}", ""]
+    lines += ["| statistic | value | 95% interval | units |", "|---|---|---|---|"]
+    lines += [f"| {name} | {stat_cells(found[name])} |" for name in CARD_STATISTICS]
+    lines += ["", f"Readiness: {_escape(found['readiness']['verdict'])}", ""]
+    if found["slices"]:
+        lines += ["| slice | units | " + " | ".join(CARD_STATISTICS) + " | readiness |"]
+        lines += ["|---|---|" + "---|" * len(CARD_STATISTICS) + "---|"]
+        for entry in found["slices"]:
+            where = ", ".join(f"{k}={v}" for k, v in entry["slice"].items())
+            cells = [
+                "—" if entry.get("reason") else number((entry.get(name) or {}).get("value"))
+                for name in CARD_STATISTICS
+            ]
+            verdict = entry["readiness"]["verdict"]
+            lines.append(
+                f"| {_escape(where)} | {entry['n']} | {' | '.join(cells)} | {_escape(verdict)} |"
+            )
+        lines.append("")
+    return lines
+
+
+def card_markdown(card: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> list[str]:
+    pinned = card["pinned_to"]
+    agreement = card["reviewer_agreement"]
+    lines = ["## Calibration card", ""]
+    if status and status.get("stale"):
+        lines += [f"**{_escape(status['status'])}**", ""]
+    lines += [
+        f"- Judge: `{card['judge']}` (model {pinned['model']}, rubric version "
+        f"{pinned['rubric_version']}, granularity {pinned['granularity']})",
+        f"- Fingerprint: `{card['fingerprint']}` (prompt template {pinned['template_hash']}, "
+        f"rubric {pinned['rubric_hash']})",
+        f"- Sample: {_escape(card['sample'])}; date {card['date']}",
+        f"- Labelled claims: {card['labelled_claims']} ({card['held_out_claims']} held out); "
+        f"few-shot examples (never scored): {card['few_shot_examples']}",
+        f"- Reviewers: {', '.join(_escape(r) for r in card['reviewers'])}",
+        f"- Reviewer agreement (Krippendorff's alpha, binary): {stat_cells(agreement)}",
+        "",
+    ]
+    lines += _part(card, HELD_OUT, "Held-out part (the rubric was not tuned on these claims)")
+    lines += _part(card, TUNING, "Tuning part (the rubric was tuned here: shown for comparison)")
+    return lines

@@ -1,0 +1,342 @@
+"""Running a rubric version as a judge over a sample's labelled claims: plan (cost estimate,
+dry run), then calls with a concurrency limit, committed as they arrive, resumable and
+cancellable. (rubric version, model, claim) is judged once; a rerun retries only what failed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from annotate import llm
+from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.errors import UsageError
+from annotate.rubrics import prompt
+from annotate.rubrics.baseline import baseline_verdict
+from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
+from annotate.sampling.samples import sample_trace_ids
+from annotate.store import Store
+from annotate.store import judge_labels as label_sql
+from annotate.store import judge_runs as sql
+from annotate.store.assignments import get_setting
+
+PRICES_KEY = "judge_prices"
+# US dollars per million tokens (input, output): a setting, this is its default
+DEFAULT_PRICES = {
+    "claude-haiku-4-5": [1.0, 5.0],
+    "claude-sonnet-4-5": [3.0, 15.0],
+    "claude-opus-4-5": [5.0, 25.0],
+}
+OUTPUT_TOKENS_PER_CLAIM = 150
+NO_KEY_FIX = ", or run the offline baseline judge (--baseline)"
+QUESTION_OUTCOMES = {"yes": "supported", "no": "unsupported", "unknown": "abstained"}
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Job:
+    """One call: a trace and the claims it judges (one, or all of a response's)."""
+
+    trace_id: str
+    claims: list[tuple[int, str]]
+
+
+@dataclass
+class RunReport:
+    judge: str
+    rubric_version: int
+    model: str
+    sample: str
+    mode: str
+    claims: int = 0
+    already_done: int = 0
+    few_shot_excluded: int = 0
+    to_judge: int = 0
+    judged: int = 0
+    failed: int = 0
+    calls: int = 0
+    status: str = "planned"
+    run_id: int | None = None
+    dry_run: bool = False
+    estimate: dict[str, Any] = field(default_factory=dict)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The `annotate judge --json` document; its names are a contract."""
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    rubric: Rubric
+    model: str
+    jobs: list[Job]
+    material: dict[str, dict[str, Any]]
+    report: RunReport
+
+
+def few_shot_units(rubric: Rubric) -> set[tuple[str, int]]:
+    return {(e["trace_id"], int(e["claim_index"])) for e in rubric.few_shot}
+
+
+def plan_run(
+    store: Store,
+    sample: str,
+    version: int | None = None,
+    model: str | None = None,
+    labelled_only: bool = True,
+    batch: bool = False,
+) -> Plan:
+    """What a run would judge and cost; nothing is called or written."""
+    rubric = get_rubric(store, version)
+    model = model or rubric.model
+    if not sample_trace_ids(store, sample):
+        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    judge = rubric.judge_name(model)
+    mode = "baseline" if model == BASELINE_MODEL else "batch" if batch else "sync"
+    claims = sql.sample_claims(store, sample, labelled_only)
+    excluded = few_shot_units(rubric)
+    done = sql.judged_claims(store, judge)
+    todo = [c for c in claims if c not in excluded and c not in done]
+    report = RunReport(judge, rubric.version, model, sample, mode, claims=len(claims))
+    report.few_shot_excluded = sum(c in excluded for c in claims)
+    report.already_done = sum(c in done and c not in excluded for c in claims)
+    report.to_judge = len(todo)
+    material = sql.judge_material(store, sorted({t for t, _ in todo}))
+    jobs = _jobs(todo, material, rubric.granularity)
+    report.calls = len(jobs)
+    report.estimate = estimate(store, rubric, model, jobs, material, batch)
+    return Plan(rubric, model, jobs, material, report)
+
+
+def _jobs(todo: list[tuple[str, int]], material: dict[str, Any], granularity: str) -> list[Job]:
+    if granularity != "response":
+        return [Job(t, [(i, material[t]["claims"][i])]) for t, i in todo]
+    by_trace: dict[str, list[tuple[int, str]]] = {}
+    for t, i in todo:
+        by_trace.setdefault(t, []).append((i, material[t]["claims"][i]))
+    return [Job(t, claims) for t, claims in by_trace.items()]
+
+
+def prices(store: Store) -> dict[str, list[float]]:
+    saved = get_setting(store, PRICES_KEY)
+    return {**DEFAULT_PRICES, **(json.loads(saved) if saved else {})}
+
+
+def estimate(
+    store: Store, rubric: Rubric, model: str, jobs: list[Job], material: dict[str, Any], batch: bool
+) -> dict[str, Any]:
+    """Tokens (about 4 characters a token, caching ignored: an upper bound) x the price table."""
+    if model == BASELINE_MODEL:
+        return {"input_tokens": 0, "output_tokens": 0, "usd": 0.0, "note": "offline: no calls"}
+    system = len(prompt.system_prompt(rubric)) // 4
+    tokens_in = sum(
+        system + sum(len(b["text"]) for b in _content(material, job, rubric)) // 4 for job in jobs
+    )
+    tokens_out = OUTPUT_TOKENS_PER_CLAIM * sum(len(job.claims) for job in jobs)
+    price = prices(store).get(model)
+    if price is None:
+        return {"input_tokens": tokens_in, "output_tokens": tokens_out, "usd": None,
+                "note": f"no price for {model!r} in the {PRICES_KEY} setting"}  # fmt: skip
+    usd = (tokens_in * price[0] + tokens_out * price[1]) / 1e6 * (0.5 if batch else 1.0)
+    note = "Message Batches: half price" if batch else "4 characters a token, no cache discount"
+    return {
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "usd": round(usd, 4),
+        "note": note,
+    }
+
+
+def _content(material: dict[str, Any], job: Job, rubric: Rubric) -> list[dict[str, Any]]:
+    return prompt.claim_content(material[job.trace_id], job.claims, rubric.granularity)
+
+
+def call_for(rubric: Rubric, model: str, job: Job) -> llm.LLMCall:
+    return llm.LLMCall(
+        "judge", model, f"rubric-v{rubric.version}/{prompt.template_hash()}", job.trace_id
+    )
+
+
+def params_for(rubric: Rubric, model: str, job: Job, material: dict[str, Any]) -> dict[str, Any]:
+    system = [llm.cached(prompt.system_prompt(rubric))]
+    return llm.message_params(
+        call_for(rubric, model, job), system, _content(material, job, rubric),
+        prompt.answer_schema(rubric), rubric.settings,
+    )  # fmt: skip
+
+
+def ensure_question_mapping(store: Store, judge: str, granularity: str, actor: Actor) -> None:
+    """A question-form judge answers yes / no / unknown: saved as its label mapping."""
+    if granularity != "question":
+        return
+    saved = label_sql.saved_mapping(store, judge)
+    for label, outcome in QUESTION_OUTCOMES.items():
+        if (judge, label) not in saved:
+            label_sql.save_mapping(store, judge, label, outcome, actor.name)
+
+
+def run_judge(
+    store: Store,
+    sample: str,
+    version: int | None = None,
+    *,
+    model: str | None = None,
+    client: Any = None,
+    concurrency: int = 8,
+    batch: bool = False,
+    dry_run: bool = False,
+    labelled_only: bool = True,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    retry: llm.Retry | None = None,
+    poll_seconds: float = 30.0,
+    actor: Actor | str | None = None,
+) -> RunReport:
+    """Judge every claim of the plan; verdicts commit as they arrive (a stop keeps them)."""
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
+    plan = plan_run(store, sample, version, model, labelled_only, batch)
+    report = plan.report
+    report.dry_run = dry_run
+    if dry_run:
+        return report
+    if plan.model != BASELINE_MODEL and client is None:
+        client = llm.make_client("the LLM judge", NO_KEY_FIX)
+    who = as_actor(actor)
+    if batch and plan.model != BASELINE_MODEL:
+        from annotate.rubrics.batches import run_batch
+
+        return run_batch(store, plan, client, who, progress, poll_seconds, cancel)
+    with store.transaction():
+        ensure_question_mapping(store, report.judge, plan.rubric.granularity, who)
+        report.run_id = sql.start_run(store, _run_row(report, who))
+    status = "cancelled"
+    try:
+        if plan.model == BASELINE_MODEL:
+            _run_baseline(store, plan, progress)
+        else:
+            _run_calls(store, plan, client, concurrency, retry, progress, cancel)
+        status = "cancelled" if cancel is not None and cancel.is_set() else _status(report)
+    finally:
+        finish(store, report, status, who)
+    return report
+
+
+def _status(report: RunReport) -> str:
+    return "failed" if report.failed else "done"
+
+
+def _run_row(report: RunReport, who: Actor) -> dict[str, Any]:
+    return {
+        "judge": report.judge, "rubric_version": report.rubric_version, "model": report.model,
+        "sample": report.sample, "mode": report.mode, "claims": report.to_judge,
+        "estimate": report.estimate, "created_by": who.name,
+    }  # fmt: skip
+
+
+def finish(store: Store, report: RunReport, status: str, who: Actor) -> None:
+    report.status = status
+    report.failures = sql.open_failures(store, report.judge)
+    with store.transaction():
+        if report.run_id is not None:
+            sql.finish_run(store, report.run_id, status, report.judged, report.failed)
+        record_act(
+            store, who, "judge_run", report.sample, judge=report.judge, status=status,
+            judged=report.judged, failed=report.failed, run_id=report.run_id,
+        )  # fmt: skip
+
+
+def _run_baseline(store: Store, plan: Plan, progress: Progress | None) -> None:
+    for start in range(0, len(plan.jobs), 500):
+        chunk = plan.jobs[start : start + 500]
+        with store.transaction():
+            for job in chunk:
+                material = plan.material[job.trace_id]
+                for index, text in job.claims:
+                    verdict = baseline_verdict(plan.rubric, material, text)
+                    _store_verdict(store, plan, job.trace_id, index, verdict, None, material)
+        if progress:
+            progress(min(start + 500, len(plan.jobs)), len(plan.jobs))
+
+
+def _store_verdict(store: Store, plan: Plan, trace_id: str, index: int, verdict: Any,
+                   call_id: int | None, material: dict[str, Any]) -> None:  # fmt: skip
+    report = plan.report
+    sql.insert_verdict(
+        store,
+        {
+            "trace_id": trace_id, "claim_index": index, "judge": report.judge,
+            "label": verdict.label, "reasoning": verdict.reasoning, "run_id": report.run_id,
+            "rubric_version": report.rubric_version, "model": report.model,
+            "error_type": verdict.error_type, "evidence": verdict.evidence or None,
+            "quote_found": prompt.quote_found(verdict.evidence, material), "llm_call_id": call_id,
+        },
+    )  # fmt: skip
+    report.judged += 1
+
+
+def store_outcome(store: Store, plan: Plan, job: Job, result: Any) -> None:
+    """One finished call: its verdicts, or a failure per claim (with the recorded call)."""
+    report = plan.report
+    with store.transaction():
+        if isinstance(result, llm.LLMError):
+            for index, _ in job.claims:
+                sql.insert_failure(store, {
+                    "run_id": report.run_id, "judge": report.judge, "trace_id": job.trace_id,
+                    "claim_index": index, "error": str(result), "llm_call_id": result.call_id,
+                })  # fmt: skip
+                report.failed += 1
+            return
+        verdicts, call_id = result
+        for (index, _), verdict in zip(job.claims, verdicts, strict=True):
+            _store_verdict(
+                store, plan, job.trace_id, index, verdict, call_id, plan.material[job.trace_id]
+            )
+
+
+def _run_calls(
+    store: Store, plan: Plan, client: Any, concurrency: int, retry: llm.Retry | None,
+    progress: Progress | None, cancel: threading.Event | None,
+) -> None:  # fmt: skip
+    pending = list(reversed(plan.jobs))
+    running: dict[Future[Any], Job] = {}
+    finished = 0
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
+    try:
+        while pending or running:
+            while pending and len(running) < concurrency and not (cancel and cancel.is_set()):
+                job = pending.pop()
+                running[pool.submit(_call, plan, client, job, retry)] = job
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            with store.transaction():  # every answer that arrived meanwhile: one commit
+                for future in done:
+                    job = running.pop(future)
+                    store_outcome(store, plan, job, _saved(store, plan, job, future.result()))
+                    finished += 1
+            if progress:
+                progress(finished, len(plan.jobs))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _call(plan: Plan, client: Any, job: Job, retry: llm.Retry | None) -> llm.Answer:
+    """In a worker thread: the call only; the main thread stores it."""
+    rubric = plan.rubric
+    params = params_for(rubric, plan.model, job, plan.material)
+    parse = prompt.parser(rubric, len(job.claims))
+    return llm.call_structured(client, call_for(rubric, plan.model, job), params, parse, retry)
+
+
+def _saved(store: Store, plan: Plan, job: Job, answer: llm.Answer) -> Any:
+    try:
+        return llm.save_answer(store, call_for(plan.rubric, plan.model, job), answer)
+    except llm.LLMError as exc:
+        return exc

@@ -1,0 +1,100 @@
+"""Rates: hallucination rates per slice, four estimators side by side with their intervals, the
+threshold states, trend and drift, error types, the judge's scores, the label budget, downloads."""
+
+import streamlit as st
+
+import ui
+from annotate.errors import AnnotateError
+from annotate.rates import charts
+from annotate.rates.estimate import ESTIMATORS, rate_rows
+from annotate.rates.gate import load_threshold
+from annotate.rates.inputs import SLICE_COLUMNS, load_inputs
+from annotate.rates.trend import error_types, scores, trend
+from annotate.sampling.samples import list_samples
+from annotate.store.assignments import judge_names
+from annotate.store.samples import attribute_names
+from widgets import rates as rates_widgets
+
+user = ui.require_role("lead", "auditor")
+store = ui.store()
+
+st.title("Hallucination rates")
+samples = [s["name"] for s in list_samples(store)]
+if not samples:
+    st.info("No sample yet: draw one on the Sample page, label it, and its rates appear here.")
+    st.stop()
+left, middle, right = st.columns(3)
+sample = left.selectbox("Sample", samples, key="rates_sample")
+level = middle.selectbox("Level", ["response", "claim"], key="rates_level")
+judges = judge_names(store)
+judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
+by = st.multiselect(
+    "Slice by", [*SLICE_COLUMNS, *attribute_names(store)], default=["feature"], key="rates_by"
+)
+threshold = load_threshold(store)
+
+try:
+    inputs = load_inputs(store, sample, by, judge if judges else None)
+    rows = rate_rows(inputs, by, [level], ESTIMATORS, threshold)
+except AnnotateError as exc:
+    ui.show_error(exc)
+    st.stop()
+
+st.caption(
+    ui.fmt(
+        "{} rate · threshold {} · ok: interval under it, warning: it is inside, breach: above · "
+        "judge {}",
+        level,
+        f"{threshold:.0%}",
+        inputs.judge or "none",
+    )
+)
+if inputs.unmapped:
+    st.warning(
+        ui.fmt(
+            "Judge labels with no mapping are left out of the judge's rates: {} "
+            "(map them on the Calibration page).",
+            ", ".join(f"{k} ({v})" for k, v in inputs.unmapped.items()),
+        )
+    )
+chart = charts.rates_chart(rows, threshold)
+if chart is not None:
+    st.altair_chart(chart, width="stretch", key="rates_chart")
+st.dataframe(charts.rates_frame(rows), hide_index=True, key="rates_table")
+st.caption(
+    "weighted_human: reviewers' gold weighted by the sample's inclusion probabilities · "
+    "judge_raw: the judge over every trace (a dashboard's number) · judge_corrected: PPI "
+    "(ppi-python) per stratum · rogan_gladen: cross-check. The method column says more."
+)
+
+st.subheader("Trend")
+window = st.selectbox("Window", ["week", "day", "month"], key="rates_window")
+found = trend(
+    load_inputs(store, sample, [window], inputs.judge), window, level, threshold=threshold
+)
+trend_chart = charts.trend_chart(found["rows"], window)
+if trend_chart is None:
+    st.info("No window has a number yet.")
+else:
+    st.altair_chart(trend_chart, width="stretch", key="rates_trend_chart")
+rates_widgets.drift_alerts(found)
+
+st.subheader("Error types (claims whose gold is unsupported, weighted)")
+kinds = error_types(inputs, by)
+if kinds:
+    st.dataframe(rates_widgets.error_frame(kinds), hide_index=True, key="rates_error_types")
+else:
+    st.info("No unsupported claims in gold yet.")
+
+st.subheader("The judge's scores")
+summary = scores(store, inputs)
+rates_widgets.score_summary(summary)
+
+st.subheader("Label budget")
+rates_widgets.label_budget(store, inputs, user)
+
+st.subheader("Threshold")
+rates_widgets.threshold_setting(store, threshold, user)
+
+st.subheader("Downloads")
+rates_widgets.downloads(store, inputs, rows, by, threshold, user)

@@ -1,0 +1,136 @@
+"""Page loads for a lead on a large store: Home, Agreement, Calibration, first visit and revisit.
+
+The store is built by a real import of generated traces (judge verdicts on most), a sample of
+2,500 traces with claims split by sentence, and three reviewers' labels on every claim of it
+(about 10,000 labelled claims). The pages run under Streamlit's AppTest in a child process with
+a fresh interpreter, so its peak RSS is the app's alone. First visit: an empty cache in a new
+process; revisit: a new session of the same process. Baseline, same child: a bare page
+(a title and a ten-row table) visited the same way.
+
+Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from annotate.accounts.users import add_user
+from annotate.claims.extraction import create_claims
+from annotate.ingest.importer import import_traces
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample
+from annotate.store import open_store
+from tests.bench.figures import bench_size, megabytes, show
+from tests.bench.synthetic import write_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = 2500
+REVIEWERS = (("rev-a", 3), ("rev-b", 6), ("rev-c", 10))  # name, error in percent
+PAGES = ("home", "agreement", "calibration")
+BARE = """
+import streamlit as st
+st.title("bare")
+st.dataframe([{"n": i, "square": i * i} for i in range(10)])
+"""
+
+# Runs in the child: every visit is a new AppTest session of one process.
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+from annotate.accounts.users import start_session
+from annotate.store import open_store
+
+root, bare, db = sys.argv[1], sys.argv[2], sys.argv[3]
+store = open_store(db)
+token = start_session(store, "lead")
+store.close()
+
+
+def visit(page):
+    started = time.perf_counter()
+    if page is None:
+        app = AppTest.from_file(bare, default_timeout=600)
+        app.run()
+    else:
+        app = AppTest.from_file(root + "/app.py", default_timeout=600)
+        app.session_state["auth_token"] = token
+        app.run()
+        if page != "home":
+            app.switch_page("pages/" + page + ".py").run()
+    assert not app.exception, app.exception
+    return time.perf_counter() - started
+
+
+found = {"bare": [visit(None), visit(None)]}
+for page in sys.argv[4:]:
+    found[page] = [visit(page), visit(page)]
+found["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps(found))
+"""
+
+
+def fill_store(db: Path, count: int) -> None:
+    store = open_store(db)
+    source = db.with_suffix(".jsonl")
+    write_jsonl(source, count)
+    report = import_traces(store, source, fmt="jsonl", actor="bench")
+    source.unlink()
+    if not report.is_clean:
+        raise RuntimeError(f"the generated file did not import cleanly: {report.counts()}")
+    draw_sample(store, SampleSpec(name="bench", n=SAMPLE, by=("feature",), seed=1))
+    create_claims(store, "bench", extractor="sentences", actor="bench")
+    for name, error in REVIEWERS:
+        add_user(store, name, "reviewer", "bench passphrase")
+        store.execute(
+            "INSERT INTO label_events (trace_id, claim_index, reviewer, label, rubric_version, "
+            "created_at, origin) SELECT c.trace_id, c.claim_index, ?, "
+            "CASE WHEN (hash(c.trace_id || ? || c.claim_index::VARCHAR) % 100 < ?) "
+            "  <> (hash(c.trace_id || c.claim_index::VARCHAR) % 100 < 25) "
+            "THEN 'contradicted' ELSE 'supported' END, 1, "
+            "TIMESTAMP '2026-02-01' + to_seconds(row_number() OVER () * 30), 'app' "
+            "FROM claims c JOIN sample_units s ON s.trace_id = c.trace_id AND s.sample = 'bench'",
+            [name, name, error],
+        )
+    add_user(store, "lead", "lead", "bench passphrase")
+    labelled = store.scalar("SELECT count(DISTINCT (trace_id, claim_index)) FROM label_events")
+    store.close()
+    show(f"store: {count:,} imported traces, {labelled:,} claims labelled by 3 reviewers")
+
+
+def run() -> None:
+    count = bench_size("ANNOTATE_BENCH_LARGE", 1_000_000)
+    with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
+        db = Path(tmp) / "pages.duckdb"
+        started = time.perf_counter()
+        fill_store(db, count)
+        show(f"(built in {time.perf_counter() - started:.0f} s)")
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(ROOT), str(bare), str(db), *PAGES],
+            cwd=ROOT,
+            env={**os.environ, "ANNOTATE_DB": str(db)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode:
+            raise RuntimeError(f"the page run failed:\n{done.stderr[-3000:]}")
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    first, again = found["bare"]
+    show(f"baseline, a bare page: first visit {first:.2f} s, revisit {again:.3f} s")
+    for page in PAGES:
+        first, again = found[page]
+        show(
+            f"{page} for a lead, {count:,} traces: first visit {first:.2f} s (target < 2 s), "
+            f"revisit {again:.3f} s (target < 0.3 s); {again / found['bare'][1]:.1f}x the bare "
+            f"revisit"
+        )
+    show(f"peak RSS of the app process: {megabytes(found['peak_rss'])} (target < 600 MB)")

@@ -1,0 +1,101 @@
+"""The Rates page under AppTest: an auditor reads every section and downloads, changes nothing
+and cannot reach a lead's pages; a lead saves the threshold."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_app
+from rates_data import make_store
+
+from annotate.accounts.activity import activity
+from annotate.accounts.users import User
+from annotate.rates.gate import load_threshold
+from annotate.store import open_store
+
+AUDITOR, LEAD = User("audrey", "auditor"), User("lena", "lead")
+
+
+@pytest.fixture
+def rates_store(tmp_path, monkeypatch):
+    path = make_store(tmp_path, {"billing_qa": 0.3, "hr_policy": 0.1})
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    return path
+
+
+def test_an_auditor_sees_rates_trend_and_downloads_and_changes_nothing(rates_store):
+    app = run_app(AUDITOR, "pages/rates.py")
+    assert [t.value for t in app.title] == ["Hallucination rates"]
+    table = app.dataframe[0].value
+    assert set(table["estimator"]) == {
+        "weighted_human",
+        "judge_raw",
+        "judge_corrected",
+        "rogan_gladen",
+    }
+    assert {"overall", "feature=billing_qa", "feature=hr_policy"} <= set(table["slice"])
+    assert [s.value for s in app.subheader][:2] == [
+        "Trend",
+        "Error types (claims whose gold is unsupported, weighted)",
+    ]
+    assert not [b for b in app.button if b.key == "rates_threshold_save"]
+    assert not [n for n in app.number_input if n.key == "rates_threshold"]
+    store = open_store(rates_store)
+    settings_before = store.fetchall("SELECT key, value FROM settings ORDER BY key")
+    store.close()
+    app.button(key="rates_prepare").click().run()
+    assert not app.exception, app.exception
+    names = {b.proto.label for b in app.get("download_button")}
+    assert {
+        "Download rates\\.csv",
+        "Download bundle\\.zip",
+        "Download evaluations\\.jsonl",
+    } <= names
+    store = open_store(rates_store)
+    try:
+        exports = activity(store, actor="audrey", kind="export")
+        assert {e["subject"] for e in exports} == {
+            "rates.csv",
+            "rates.parquet",
+            "rates.json",
+            "evaluations.jsonl",
+            "bundle.zip",
+        }
+        assert store.fetchall("SELECT key, value FROM settings ORDER BY key") == settings_before
+    finally:
+        store.close()
+    fresh = run_app(AUDITOR)
+    for lead_page in ("pages/sample.py", "pages/users.py", "pages/import_traces.py"):
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            fresh.switch_page(lead_page)
+
+
+def test_a_lead_saves_the_rate_threshold_and_the_states_follow_it(rates_store):
+    app = run_app(LEAD, "pages/rates.py")
+    app.number_input(key="rates_threshold").set_value(0.5).run()
+    app.button(key="rates_threshold_save").click().run()
+    assert not app.exception, app.exception
+    store = open_store(rates_store)
+    try:
+        assert load_threshold(store) == 0.5
+        assert [a["detail"]["value"] for a in activity(store, actor="lena", kind="setting")] == [
+            0.5
+        ]
+    finally:
+        store.close()
+    states = set(app.dataframe[0].value["state"])
+    assert "breach" not in states
+
+
+def test_a_lead_tops_up_the_sample_to_the_label_budget_and_an_auditor_cannot(rates_store):
+    auditor = run_app(AUDITOR, "pages/rates.py")
+    assert not [b for b in auditor.button if b.key == "rates_top_up"]
+    app = run_app(LEAD, "pages/rates.py")
+    app.number_input(key="rates_budget_width").set_value(0.05).run()
+    app.button(key="rates_top_up").click().run()
+    assert not app.exception, app.exception
+    store = open_store(rates_store)
+    try:
+        acts = activity(store, actor="lena", kind="top_up")
+        assert len(acts) == 1 and acts[0]["detail"]["added"] > 0
+    finally:
+        store.close()

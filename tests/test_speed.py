@@ -1,0 +1,172 @@
+"""What the speed work must not change: the numbers, the counts, and when a page recomputes.
+
+Timings are in tests/bench/; these tests pin behaviour only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from labelling_data import prepare
+
+from annotate.agreement.calibration import calibration, save_thresholds
+from annotate.labelling.assignment import assign
+from annotate.labelling.session import claim_view, record_verdict
+from annotate.stats.intervals import resample_weights, shared_resamples
+from annotate.store import evidence as evidence_sql
+from annotate.store.status import change_mark
+
+JUDGE = "prod-judge-v3"
+
+
+@pytest.fixture
+def half_labelled(fresh_store, tmp_path):
+    """12 traces with judge verdicts; alice and bob label the claims of the first 6 only."""
+    prepare(fresh_store, tmp_path)
+    assign(fresh_store, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    for t in range(6):
+        for claim in range(3):
+            label = "contradicted" if claim == 1 else "supported"
+            for reviewer in ("alice", "bob"):
+                view = claim_view(fresh_store, f"lt-{t:03d}", claim)
+                record_verdict(fresh_store, reviewer, view, label)
+    return fresh_store
+
+
+def test_whole_store_calibration_reads_verdicts_of_labelled_traces_only(half_labelled):
+    read = evidence_sql.verdicts(half_labelled, None, JUDGE, "claim")
+    assert {row["trace_id"] for row in read} == {f"lt-{t:03d}" for t in range(6)}
+    assert {row["level"] for row in read} == {"claim"}
+
+
+def test_judged_without_gold_still_counts_the_unlabelled_traces(half_labelled):
+    judged_claims = half_labelled.scalar(
+        "SELECT count(*) FROM (SELECT DISTINCT trace_id, claim_index FROM judge_verdicts "
+        "WHERE judge = ? AND level = 'claim')",
+        [JUDGE],
+    )
+    assert judged_claims == 12  # the judge flags claim 1 of each of the 12 traces
+    for scope in (None, "demo"):
+        result = calibration(half_labelled, JUDGE, scope)
+        with_gold = result["coverage"]["units"]
+        assert with_gold == 6  # claim 1 of the six labelled traces
+        assert result["gold"]["judged_without_gold"] == judged_claims - with_gold
+
+
+def test_shared_resamples_draw_each_matrix_once_with_the_same_numbers():
+    groups = ["t1", "t1", "t2", "t3", "t3", "t4", "t5", "t6"]
+    strata = ["a", "a", "a", "a", "a", "b", "b", "b"]
+    alone = resample_weights(groups, 300, 7, strata)
+    assert resample_weights(groups, 300, 7, strata)[0] is not alone[0]  # nothing shared outside
+    with shared_resamples():
+        first = resample_weights(groups, 300, 7, strata)
+        again = resample_weights(groups, 300, 7, strata)
+        other_seed = resample_weights(groups, 300, 8, strata)
+        with shared_resamples():  # nested: the same store of matrices
+            inner = resample_weights(groups, 300, 7, strata)
+    assert again[0] is first[0] and inner[0] is first[0]
+    np.testing.assert_array_equal(first[0], alone[0])
+    np.testing.assert_array_equal(first[1], alone[1])
+    assert first[2] == alone[2] == 2
+    assert not np.array_equal(other_seed[0], first[0])
+    with pytest.raises(ValueError):
+        first[0][0, 0] = 5  # a shared matrix is read-only
+
+
+def test_change_mark_moves_with_each_input_of_the_statistics(half_labelled):
+    store = half_labelled
+    before = change_mark(store)
+    assert change_mark(store) == before  # reading changes nothing
+    record_verdict(store, "alice", claim_view(store, "lt-006", 0), "supported")
+    after_label = change_mark(store)
+    assert after_label != before
+    save_thresholds(store, {"cohen_kappa": 0.5}, actor="lena")
+    after_setting = change_mark(store)
+    assert after_setting != after_label
+    store.execute("UPDATE settings SET value = '1' WHERE key = 'readiness'")  # not via an act
+    assert change_mark(store) != after_setting
+
+
+def _old_rule(store, by, seed, ranges):
+    """The draw as it was: every frame trace numbered in a window sorted by SHA-256."""
+    keys = ", ".join(f"s{i}" for i in range(len(by)))
+    selects = ", ".join(f"{name} AS s{i}" for i, name in enumerate(by))
+    rows = store.fetchall(
+        f"WITH frame AS (SELECT trace_id, {selects}, "
+        "sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h FROM traces WHERE judgeable) "
+        f"SELECT trace_id, {keys}, row_number() OVER (PARTITION BY {keys} ORDER BY h, trace_id) "
+        "FROM frame",
+        [seed],
+    )
+    wanted = {key: (lo, hi) for key, lo, hi in ranges}
+    found = []
+    for row in rows:
+        key, rank = tuple(row[1:-1]), row[-1]
+        lo, hi = wanted.get(key, (0, 0))
+        if lo < rank <= hi:
+            found.append((row[0], key, rank))
+    return sorted(found, key=lambda r: ([(v is None, v) for v in r[1]], r[2]))
+
+
+def test_per_stratum_top_k_draws_the_same_sample_as_the_sorted_window(fresh_store):
+    from annotate.sampling.allocation import Filters
+    from annotate.store.samples import draw_ranks
+
+    fresh_store.execute(
+        "INSERT INTO imports (id, kind, path, format, started_at) "
+        "VALUES (1, 'traces', 'gen', 'sql', now())"
+    )
+    fresh_store.execute(
+        "INSERT INTO traces SELECT 'g-' || i::VARCHAR, 1, i, '', NULL, "
+        "CASE WHEN i % 11 = 0 THEN NULL ELSE 'f' || (hash(i) % 6)::VARCHAR END, "
+        "'r' || (hash(i + 1) % 3)::VARCHAR, 'm', 'q', 'r', i % 17 <> 0, '{}' FROM range(4000) t(i)"
+    )
+    by = ("feature", "risk_category")
+    strata = fresh_store.fetchall(
+        "SELECT feature, risk_category, count(*) FROM traces WHERE judgeable GROUP BY ALL"
+    )
+    for seed in (0, 1, 20260301):
+        first = [((f, r), 0, min(n, 3 + len(f or "") * seed % 9)) for f, r, n in strata]
+        more = [(key, hi, hi + 4) for key, _, hi in first]  # a top-up: ranks past the first draw
+        for ranges in (first, more):
+            ours = draw_ranks(fresh_store, Filters(), by, 1, seed, ranges)
+            expected = _old_rule(fresh_store, by, seed, ranges)
+            assert ours == expected
+            sizes = [n for *_, n in strata]
+            assert len(ours) == sum(
+                min(hi, n) - min(lo, n) for (_, lo, hi), n in zip(ranges, sizes, strict=True)
+            )
+
+
+def test_a_draw_uses_the_plan_it_is_given_unless_its_inputs_changed(fresh_store, tmp_path):
+    from dataclasses import replace
+
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample, plan_sample
+
+    prepare(fresh_store, tmp_path)
+    spec = SampleSpec(name="again", n=6, by=("feature",), seed=4)
+    plan = plan_sample(fresh_store, spec)
+    drawn = draw_sample(fresh_store, spec, created_by="lena", plan=plan)
+    assert drawn is plan  # planned once
+    fresh = draw_sample(fresh_store, replace(spec, name="fresh"), created_by="lena")
+    assert sorted(fresh.trace_ids) == sorted(drawn.trace_ids)  # the seed decides, not the name
+    stale = replace(plan_sample(fresh_store, replace(spec, name="stale")), inputs=("old",))
+    assert draw_sample(fresh_store, stale.spec, created_by="lena", plan=stale) is not stale
+
+
+def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monkeypatch):
+    from annotate.errors import StoreError
+    from annotate.store import open_store
+
+    monkeypatch.delenv("ANNOTATE_MEMORY_LIMIT", raising=False)
+    store = open_store(tmp_path / "default.duckdb")
+    assert store.scalar("SELECT current_setting('memory_limit')") == "381.4 MiB"  # 400MB
+    store.close()
+    monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "1GB")
+    store = open_store(tmp_path / "big.duckdb")
+    assert store.scalar("SELECT current_setting('memory_limit')") == "953.6 MiB"  # 1e9 bytes
+    store.close()
+    monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "lots")
+    with pytest.raises(StoreError, match="ANNOTATE_MEMORY_LIMIT='lots' is not a size"):
+        open_store(tmp_path / "bad.duckdb")
