@@ -7,6 +7,7 @@ import json
 import secrets
 from typing import Any
 
+from annotate.ingest.importer import parse_mapping
 from annotate.sampling.allocation import (
     ALLOCATIONS,
     DEFAULT_BY,
@@ -17,6 +18,7 @@ from annotate.sampling.allocation import (
     parse_where,
 )
 from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
+from annotate.sampling.sources import SOURCE_FORMATS, draw_from_source, make_source
 
 
 def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -49,6 +51,20 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     command.add_argument("--plan-only", action="store_true", help="show the plan; store nothing")
     command.add_argument(
         "--top-up", type=int, metavar="K", help="draw K more into the existing sample NAME"
+    )
+    command.add_argument(
+        "--source",
+        metavar="GLOB_OR_FILE",
+        help="sample trace files in place (Parquet, JSON Lines, CSV; globs, hive partitions): "
+        "only the drawn traces are imported",
+    )
+    command.add_argument("--source-format", choices=SOURCE_FORMATS)
+    command.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=SOURCE",
+        help="with --source: read a trace field from another column (dotted: a struct field)",
     )
     common(command)
     command.set_defaults(run=lambda args: run_sample(args, writer, emit, say))
@@ -95,6 +111,11 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     with writer(args) as store:
         if args.top_up is not None:
             plan = top_up(store, args.name, args.top_up, created_by=args.actor)
+        elif args.source:
+            source = make_source(args.source, args.source_format, parse_mapping(args.map))
+            plan = draw_from_source(
+                store, spec_from_args(args), source, args.actor, plan_only=args.plan_only
+            )
         elif args.plan_only:
             plan = plan_sample(store, spec_from_args(args))
         else:

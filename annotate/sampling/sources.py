@@ -1,0 +1,214 @@
+"""Sample where the traces live: draw from Parquet / JSON Lines / CSV files read in place.
+
+DuckDB computes the frame (the judgeable rows that match the filters, as for imported
+traces), its stratum counts and the judge's verdict counts over the files; allocation is
+the same as for an imported frame; the draw is the same rule (sha256 of "<seed>:<trace_id>",
+ascending, top-k per stratum), so the same files imported then sampled give the same
+trace ids. Only the drawn rows are read into Python and imported, validated exactly as
+`annotate import` validates; a drawn row that fails is reported by file and row and nothing
+is stored. Trace ids are assumed unique in the source (a sample needs unique units).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.errors import InputError
+from annotate.ingest.importer import import_rows
+from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
+from annotate.sampling.samples import (
+    Plan,
+    _check_columns_have_values,
+    _sample_record,
+    _sizes,
+    _store_draw,
+    judge_outcomes,
+)
+from annotate.store import Store
+from annotate.store import samples as sample_sql
+from annotate.store import sources as sql
+
+SOURCE_FORMATS = sql.SOURCE_FORMATS
+_SUFFIXES = {
+    ".parquet": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str  # a file or a glob (`lake/traces/**/*.parquet`); hive partitions are columns
+    format: str
+    mapping: Mapping[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "map": dict(self.mapping)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Source:
+        return cls(data["path"], data["format"], dict(data.get("map") or {}))
+
+
+def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Source:
+    if fmt is None:
+        fmt = _SUFFIXES.get(Path(path.rstrip("*")).suffix.lower())
+        if fmt is None:
+            raise SampleError(
+                f"cannot tell the format of {path}; pass --source-format {'|'.join(SOURCE_FORMATS)}"
+            )
+    if fmt not in SOURCE_FORMATS:
+        raise SampleError(
+            f"unknown --source-format {fmt!r}; use one of: {', '.join(SOURCE_FORMATS)}"
+        )
+    return Source(path, fmt, dict(mapping))
+
+
+class SourceFrame:
+    """A sample's frame over files read in place: counts and ranks computed by DuckDB."""
+
+    def __init__(self, store: Store, source: Source, spec: SampleSpec) -> None:
+        self.store, self.source, self.spec = store, source, spec
+        if not sample_sql_files(store, source.path):
+            raise SampleError(f"--source {source.path} matches no file")
+        try:
+            self.columns = sql.source_columns(store, source.path, source.format)
+        except Exception as exc:  # a file DuckDB cannot read: say which and why
+            raise InputError(f"cannot read {source.path} as {source.format}: {exc}") from None
+        missing = sql.known_fields(self.columns, source.mapping, ["trace_id", "context"])
+        if missing:
+            raise SampleError(
+                f"the source has no {' or '.join(missing)} column; its columns are "
+                f"{', '.join(self.columns)}; map one with --map FIELD=SOURCE"
+            )
+        names = [*spec.by, *spec.filters.columns, *spec.filters.attributes]
+        unknown = sql.known_fields(self.columns, source.mapping, names)
+        if unknown:
+            raise SampleError(
+                f"unknown column {unknown[0]!r} in the source; use one of: "
+                f"{', '.join(self.columns)} (or --map {unknown[0]}=COLUMN)"
+            )
+        self.has_judge = sql.column_expr(self.columns, source.mapping, "judge") is not None
+
+    def _cte(self, seed: int | None = None) -> tuple[str, list[Any]]:
+        spec, source = self.spec, self.source
+        return sql.frame_cte(
+            source.path, source.format, self.columns, source.mapping, spec.filters, spec.by, seed
+        )
+
+    def strata(
+        self, outcomes: Sequence[tuple[str, str, str]]
+    ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
+        cte, params = self._cte()
+        counts = sql.strata_counts(
+            self.store, cte, params, len(self.spec.by), outcomes, self.has_judge
+        )
+        total, judgeable = sql.totals(self.store, cte, params)
+        frame_size = sum(population for _, population, _ in counts)
+        if frame_size == 0:
+            raise SampleError(
+                f"the frame is empty: none of the {judgeable} judgeable traces (of {total}) in "
+                f"{self.source.path} match the filters; widen or drop --where"
+            )
+        _check_columns_have_values(self.spec, counts)
+        excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
+        return counts, frame_size, excluded
+
+    def judge_counts(self) -> list[tuple[Any, str, str, int]]:
+        if not self.has_judge:
+            return []
+        cte, params = self._cte()
+        return sql.judge_counts(self.store, cte, params, len(self.spec.by))
+
+    def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
+        cte, params = self._cte(self.spec.seed)
+        return sql.draw_ranks(self.store, cte, params, len(self.spec.by), ranges)
+
+    def import_drawn(self, units: Sequence[tuple[str, Any, int]], who: Actor) -> int:
+        """Import the drawn rows, one import per file; any bad row: InputError, nothing kept."""
+        source = self.source
+        id_expr = sql.column_expr(self.columns, source.mapping, "trace_id") or "trace_id"
+        table = sql.drawn_rows(
+            self.store, source.path, source.format, [u[0] for u in units], id_expr
+        )
+        by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        for row in table.to_pylist():
+            name = row.pop("filename")
+            number = row.pop("file_row_number", None)
+            by_file[name].append((number + 1 if number is not None else 0, row))
+        problems: list[str] = []
+        imported = 0
+        for name in sorted(by_file):
+            rows = sorted(by_file[name], key=lambda item: item[0])
+            report = import_rows(self.store, name, source.format, rows, source.mapping, who)
+            imported += report.imported
+            for error in report.errors:
+                where = f"row {error.line}" if error.line else "a row"
+                problems.append(f"{name}, {where}: {error.field or 'row'}: {error.message}")
+        if problems:
+            shown = "\n  ".join(problems[:20])
+            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+            raise InputError(
+                f"{len(problems)} drawn trace(s) in {source.path} are not valid traces; fix "
+                f"them in the files (or exclude them with --where) and sample again. Nothing "
+                f"was stored:\n  {shown}{more}"
+            )
+        return imported
+
+
+def sample_sql_files(store: Store, path: str) -> list[tuple[str, int]]:
+    return sql.source_files(store, path)
+
+
+def draw_from_source(
+    store: Store,
+    spec: SampleSpec,
+    source: Source,
+    created_by: Actor | str | None = None,
+    plan_only: bool = False,
+) -> Plan:
+    """Plan and draw a named sample from files in place; import only the drawn traces."""
+    who = as_actor(created_by)
+    if not spec.name.strip():
+        raise SampleError("give the sample a --name")
+    if not spec.by:
+        raise SampleError("stratify by at least one column, e.g. --by feature")
+    with store.transaction():
+        if not plan_only and sample_sql.sample_row(store, spec.name) is not None:
+            raise SampleError(
+                f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
+            )
+        frame = SourceFrame(store, source, spec)
+        counts, frame_size, excluded = frame.strata(judge_outcomes(store))
+        sizes = _sizes(spec, counts)
+        strata = [
+            StratumPlan(key, population, size, rate)
+            for (key, population, rate), size in zip(counts, sizes, strict=True)
+        ]
+        plan = Plan(spec, frame_size, excluded, strata, 0)
+        if plan_only:
+            return plan
+        ranges = [(s.values, 0, s.sample) for s in strata]
+        units = frame.ranks(ranges)
+        frame.import_drawn(units, who)
+        plan.max_import_id = sample_sql.max_import_id(store)
+        sample_sql.insert_sample(store, _sample_record(plan, who.name, source.as_json()))
+        _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
+        sample_sql.add_judge_counts(store, spec.name, frame.judge_counts())
+        record_act(
+            store,
+            who,
+            "sample",
+            spec.name,
+            traces=len(plan.trace_ids),
+            seed=spec.seed,
+            source=source.path,
+        )
+    return plan

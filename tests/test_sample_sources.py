@@ -1,0 +1,185 @@
+"""Sampling trace files in place (annotate sample --source): same draw as import-then-sample."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from annotate.errors import InputError
+from annotate.ingest.importer import import_traces
+from annotate.sampling.allocation import SampleSpec
+from annotate.sampling.samples import draw_sample, sample_trace_ids, top_up
+from annotate.sampling.sources import draw_from_source, make_source
+from annotate.store import open_store
+from annotate.store.samples import judge_counts, sample_row
+
+DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
+FEATURES = ("billing_qa", "hr_policy", "medical_info")
+
+
+def make_rows(count: int, seed: int = 5) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        feature = rng.choice(FEATURES)
+        rows.append(
+            {
+                "trace_id": f"tr-{i:05d}",
+                "timestamp": f"{DAYS[i % 3]}T10:00:00Z",
+                "feature": feature,
+                "risk_category": "high" if rng.random() < 0.25 else "low",
+                "model": rng.choice(["m-1", "m-2"]),
+                "response": "the answer",
+                "context": [] if i % 30 == 0 else (["  "] if i % 31 == 0 else ["doc"]),
+                "judge": [
+                    {
+                        "judge": "j",
+                        "level": "response",
+                        "label": "unsupported" if rng.random() < 0.3 else "supported",
+                    }
+                ],
+            }
+        )
+    return rows
+
+
+def write_dataset(root: Path, rows: list[dict], files_per_day: int = 2) -> list[Path]:
+    """Hive-partitioned by day: root/day=YYYY-MM-DD/part-K.parquet, written with pyarrow."""
+    paths = []
+    for d, day in enumerate(DAYS):
+        mine = [row for i, row in enumerate(rows) if i % 3 == d]
+        for k in range(files_per_day):
+            part = mine[k::files_per_day]
+            folder = root / f"day={day}"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"part-{k}.parquet"
+            pq.write_table(pa.Table.from_pylist(part), path)
+            paths.append(path)
+    return paths
+
+
+SPEC = SampleSpec(name="lake", n=60, by=("feature", "risk_category"), seed=42)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lake")
+    rows = make_rows(900)
+    return root, rows, write_dataset(root / "traces", rows)
+
+
+@pytest.fixture(scope="module")
+def imported(dataset, tmp_path_factory):
+    """The baseline: every file imported, then sampled the usual way."""
+    _, _, paths = dataset
+    store = open_store(tmp_path_factory.mktemp("full") / "full.duckdb")
+    for path in paths:
+        import_traces(store, path, fmt="parquet")
+    plan = draw_sample(store, SPEC)
+    yield store, plan
+    store.close()
+
+
+def source_of(root: Path):
+    return make_source(str(root / "traces" / "**" / "*.parquet"), None, {})
+
+
+def test_in_place_draw_equals_import_then_sample(dataset, imported, fresh_store):
+    root, rows, _ = dataset
+    full_store, full_plan = imported
+    plan = draw_from_source(fresh_store, SPEC, source_of(root))
+
+    assert sorted(plan.trace_ids) == sorted(full_plan.trace_ids)
+    assert len(plan.trace_ids) == SPEC.n
+    # only the drawn traces are in the store
+    stored = {r[0] for r in fresh_store.fetchall("SELECT trace_id FROM traces")}
+    assert stored == set(plan.trace_ids)
+    # frame and stratum counts equal a direct count over the rows written
+    judgeable = [r for r in rows if any(c.strip() for c in r["context"])]
+    direct = Counter((r["feature"], r["risk_category"]) for r in judgeable)
+    assert plan.frame_size == len(judgeable) == full_plan.frame_size
+    assert {s.values: s.population for s in plan.strata} == dict(direct)
+    assert plan.excluded == {"no_context": len(rows) - len(judgeable), "filtered_out": 0}
+    row = sample_row(fresh_store, "lake")
+    assert row["source"]["format"] == "parquet"
+    assert row["frame_size"] == len(judgeable)
+    assert sorted(sample_trace_ids(fresh_store, "lake")) == sorted(full_plan.trace_ids)
+    # the judge's verdict counts per stratum, as in the files
+    counts = Counter()
+    for r in judgeable:
+        counts[(r["feature"], r["risk_category"], r["judge"][0]["label"])] += 1
+    got = {
+        (*__import__("json").loads(c["stratum_key"]), c["label"]): c["traces"]
+        for c in judge_counts(fresh_store, "lake")
+    }
+    assert got == dict(counts)
+
+
+def test_top_up_on_a_source_matches_import_path(dataset, tmp_path, fresh_store):
+    root, _, paths = dataset
+    spec = SampleSpec(name="grow", n=30, by=("feature",), seed=7)
+    draw_from_source(fresh_store, spec, source_of(root))
+    added = top_up(fresh_store, "grow", 12)
+
+    base = open_store(tmp_path / "base.duckdb")
+    for path in paths:
+        import_traces(base, path, fmt="parquet")
+    draw_sample(base, spec)
+    expected = top_up(base, "grow", 12)
+    assert sorted(added.trace_ids) == sorted(expected.trace_ids)
+    assert sorted(sample_trace_ids(fresh_store, "grow")) == sorted(sample_trace_ids(base, "grow"))
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == 42
+    base.close()
+
+
+def test_bad_drawn_row_is_reported_by_file_and_row(tmp_path, fresh_store):
+    rows = make_rows(12, seed=1)
+    for row in rows:
+        row["context"] = ["doc"]
+    rows[4]["timestamp"] = "not a date"
+    paths = write_dataset(tmp_path / "traces", rows, files_per_day=1)
+    bad = next(p for p in paths if "day=2026-03-02" in str(p))  # row 4 is the 2nd of day 2
+    spec = SampleSpec(name="all", n=12, by=("feature",), seed=1, min_per_stratum=0)
+    with pytest.raises(InputError) as caught:
+        draw_from_source(fresh_store, spec, source_of(tmp_path))
+    message = str(caught.value)
+    assert f"{bad}, row 2: timestamp:" in message
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == 0
+    assert fresh_store.scalar("SELECT count(*) FROM samples") == 0
+
+
+def test_cli_sample_source(dataset, cli):
+    root, _, _ = dataset
+    result = cli(
+        "sample",
+        "--source",
+        str(root / "traces" / "**" / "*.parquet"),
+        "--name",
+        "c",
+        "--n",
+        "20",
+        "--by",
+        "feature",
+        "--seed",
+        "3",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    assert len(result.json()["trace_ids"]) == 20
+    missing = cli(
+        "sample",
+        "--source",
+        str(root / "nothing" / "*.parquet"),
+        "--name",
+        "d",
+        "--n",
+        "5",
+        "--seed",
+        "3",
+    )
+    assert missing.code == 2 and "matches no file" in missing.err
