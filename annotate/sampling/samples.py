@@ -183,6 +183,11 @@ def top_up(
         spec = _spec_from_row(row)
         current = {key: size for key, _, size, _ in sql.stored_strata(store, name)}
         ranks: Ranks | None = None
+        if row.get("source") and row["source"].get("counts"):
+            raise SampleError(
+                f"{name!r} was drawn by a warehouse (--from-counts): emit its SQL again with a "
+                "larger --n and record a new sample"
+            )
         if row.get("source"):  # drawn in place: the frame is the files', read again
             from annotate.sampling.sources import Source, SourceFrame
 

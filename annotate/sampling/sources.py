@@ -11,6 +11,7 @@ is stored. Trace ids are assumed unique in the source (a sample needs unique uni
 
 from __future__ import annotations
 
+import csv
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,13 +49,15 @@ class Source:
     path: str  # a file or a glob (`lake/traces/**/*.parquet`); hive partitions are columns
     format: str
     mapping: Mapping[str, str] = field(default_factory=dict)
+    counts: str | None = None  # --from-counts: the frame's counts came from the warehouse
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "format": self.format, "map": dict(self.mapping)}
+        data = {"path": self.path, "format": self.format, "map": dict(self.mapping)}
+        return {**data, "counts": self.counts} if self.counts else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Source:
-        return cls(data["path"], data["format"], dict(data.get("map") or {}))
+        return cls(data["path"], data["format"], dict(data.get("map") or {}), data.get("counts"))
 
 
 def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Source:
@@ -69,6 +72,10 @@ def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Sourc
             f"unknown --source-format {fmt!r}; use one of: {', '.join(SOURCE_FORMATS)}"
         )
     return Source(path, fmt, dict(mapping))
+
+
+# what the emitted rows query adds to a trace's columns (annotate.sampling.warehouse)
+_WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
 
 
 class SourceFrame:
@@ -140,6 +147,8 @@ class SourceFrame:
         )
         by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for row in table.to_pylist():
+            for extra in _WAREHOUSE_COLUMNS if source.counts else ():
+                row.pop(extra, None)
             name = row.pop("filename")
             number = row.pop("file_row_number", None)
             by_file[name].append((number + 1 if number is not None else 0, row))
@@ -210,5 +219,92 @@ def draw_from_source(
             traces=len(plan.trace_ids),
             seed=spec.seed,
             source=source.path,
+        )
+    return plan
+
+
+def read_counts(
+    path: str, by: Sequence[str]
+) -> tuple[list[tuple[Any, int, float | None]], list[tuple[Any, str, str, int]]]:
+    """The counts query's result as CSV: (stratum values, N_h, None) and judge label counts.
+
+    An empty cell is a missing value (warehouses export NULL so)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as exc:
+        raise SampleError(f"cannot read --from-counts {path}: {exc.strerror}") from None
+    header = list(rows[0]) if rows else []
+    missing = [name for name in [*by, "traces"] if name not in header]
+    if missing:
+        raise SampleError(
+            f"{path} has no column {missing[0]!r} (its columns: {', '.join(header)}); "
+            "give the --by the counts query was emitted with"
+        )
+    totals: dict[tuple[Any, ...], int] = defaultdict(int)
+    labels: list[tuple[Any, str, str, int]] = []
+    for number, row in enumerate(rows, start=2):
+        key = tuple(row[name] or None for name in by)
+        try:
+            traces = int(row["traces"])
+        except ValueError:
+            raise SampleError(
+                f"{path}, line {number}: traces must be a whole number, got {row['traces']!r}"
+            ) from None
+        totals[key] += traces
+        if row.get("judge_label"):
+            labels.append((key, "", row["judge_label"], traces))
+    order = sorted(totals, key=lambda key: [(v is None, v or "") for v in key])
+    return [(key, totals[key], None) for key in order], labels
+
+
+def draw_from_results(
+    store: Store,
+    spec: SampleSpec,
+    counts_path: str,
+    rows_path: str,
+    created_by: Actor | str | None = None,
+) -> Plan:
+    """Record a sample the warehouse drew (annotate sample --emit-sql): N_h from the counts
+    query's CSV, the traces from the rows query's Parquet, kept by the same rule."""
+    who = as_actor(created_by)
+    source = Source(rows_path, "parquet", {}, counts_path)
+    with store.transaction():
+        if sample_sql.sample_row(store, spec.name) is not None:
+            raise SampleError(f"a sample named {spec.name!r} exists; pick another --name")
+        counts, label_counts = read_counts(counts_path, spec.by)
+        frame_size = sum(population for _, population, _ in counts)
+        if frame_size == 0:
+            raise SampleError(f"{counts_path} counts no traces: the frame is empty")
+        sizes = _sizes(spec, counts)
+        strata = [
+            StratumPlan(key, population, size, rate)
+            for (key, population, rate), size in zip(counts, sizes, strict=True)
+        ]
+        plan = Plan(spec, frame_size, {"no_context": 0, "filtered_out": 0}, strata, 0)
+        frame = SourceFrame(store, source, spec)
+        ranges = [(s.values, 0, s.sample) for s in strata]
+        units = frame.ranks(ranges)
+        short = [
+            s for s in strata if sum(1 for u in units if tuple(u[1]) == tuple(s.values)) < s.sample
+        ]
+        if short:
+            raise SampleError(
+                f"{rows_path} holds fewer rows than the sample needs in stratum "
+                f"{list(short[0].values)}; run the rows query emitted with the same spec"
+            )
+        frame.import_drawn(units, who)
+        plan.max_import_id = sample_sql.max_import_id(store)
+        sample_sql.insert_sample(store, _sample_record(plan, who.name, source.as_json()))
+        _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
+        sample_sql.add_judge_counts(store, spec.name, label_counts)
+        record_act(
+            store,
+            who,
+            "sample",
+            spec.name,
+            traces=len(plan.trace_ids),
+            seed=spec.seed,
+            source=rows_path,
         )
     return plan
