@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -114,7 +115,7 @@ def test_in_place_draw_equals_import_then_sample(dataset, imported, fresh_store)
     for r in judgeable:
         counts[(r["feature"], r["risk_category"], r["judge"][0]["label"])] += 1
     got = {
-        (*__import__("json").loads(c["stratum_key"]), c["label"]): c["traces"]
+        (*json.loads(c["stratum_key"]), c["label"]): c["traces"]
         for c in judge_counts(fresh_store, "lake")
     }
     assert got == dict(counts)
@@ -183,3 +184,122 @@ def test_cli_sample_source(dataset, cli):
         "3",
     )
     assert missing.code == 2 and "matches no file" in missing.err
+
+
+# --- the warehouse draws: --emit-sql, then --from-counts / --from-rows -------------------
+
+WAREHOUSE_SPEC = SampleSpec(name="wh", n=40, by=("feature", "risk_category"), seed=42)
+
+
+def warehouse_table(rows: list[dict]) -> pa.Table:
+    """The rows as a warehouse table would hold them, with the `judgeable` column."""
+    flat = [{**r, "judgeable": any(c.strip() for c in r["context"])} for r in rows]
+    for r in flat:
+        r["judge_label"] = r["judge"][0]["label"]
+    return pa.Table.from_pylist(flat)
+
+
+def test_duckdb_emitted_sql_draws_the_in_place_sample(dataset, tmp_path, fresh_store):
+    import duckdb
+
+    from annotate.sampling.sources import draw_from_results
+    from annotate.sampling.warehouse import emit
+
+    root, rows, _ = dataset
+    in_place = draw_from_source(fresh_store, WAREHOUSE_SPEC, source_of(root))
+
+    counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "duckdb", judge_label=True)
+    con = duckdb.connect()
+    lake_traces = warehouse_table(rows)  # noqa: F841 - read by name from the SQL
+    con.execute("CREATE TABLE lake_traces AS SELECT * FROM lake_traces")
+    counts_csv, rows_parquet = tmp_path / "counts.csv", tmp_path / "rows.parquet"
+    con.execute(f"COPY ({counts_sql}) TO '{counts_csv}' (HEADER)")
+    con.execute(f"COPY ({rows_sql}) TO '{rows_parquet}' (FORMAT parquet)")
+    warehouse_counts = con.execute(
+        f"SELECT feature, risk_category, sum(traces) FROM ({counts_sql}) GROUP BY ALL"
+    ).fetchall()
+    con.close()
+    assert {(f, r): n for f, r, n in warehouse_counts} == {
+        s.values: s.population for s in in_place.strata
+    }
+
+    other = open_store(tmp_path / "wh.duckdb")
+    plan = draw_from_results(other, WAREHOUSE_SPEC, str(counts_csv), str(rows_parquet))
+    assert sorted(plan.trace_ids) == sorted(in_place.trace_ids)
+    assert {s.values: s.sample for s in plan.strata} == {
+        s.values: s.sample for s in in_place.strata
+    }
+    stored = {r[0] for r in other.fetchall("SELECT trace_id FROM traces")}
+    assert stored == set(plan.trace_ids)
+    labels = {
+        (*json.loads(c["stratum_key"]), c["label"]): c["traces"] for c in judge_counts(other, "wh")
+    }
+    assert sum(labels.values()) == in_place.frame_size
+    other.close()
+
+
+@pytest.mark.parametrize(
+    "dialect", ["duckdb", "spark", "bigquery", "snowflake", "trino", "postgres"]
+)
+def test_every_dialect_parses_back_with_the_same_hash_rule(dialect):
+    import sqlglot
+
+    from annotate.sampling.warehouse import HEX_SHA256, emit
+
+    counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake.traces", dialect, judge_label=True)
+    for query in (counts_sql, rows_sql):
+        tree = sqlglot.parse_one(query, read=dialect)
+        assert tree.find(exp_table()).name == "traces"
+    # the digest is the dialect's documented expression over the text "<seed>:<trace_id>"
+    digest = sqlglot.parse_one(HEX_SHA256[dialect], read=dialect)
+    outer = type(digest).__name__
+    rows_tree = sqlglot.parse_one(rows_sql, read=dialect)
+    hashes = [a.this for a in rows_tree.find_all(sqlglot.exp.Alias) if a.alias == "sample_hash"]
+    assert len(hashes) == 1 and type(hashes[0]).__name__ == outer
+    assert "'42:'" in rows_sql
+    assert "sample_rank <= 40" in rows_sql
+
+
+def exp_table():
+    import sqlglot
+
+    return sqlglot.exp.Table
+
+
+def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
+    """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
+    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed")
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip(
+            "no Java runtime: Spark cannot start (.ci/run installs openjdk-17-jre-headless)"
+        )
+    from pyspark.sql import SparkSession
+
+    from annotate.sampling.warehouse import emit
+
+    root, rows, _ = dataset
+    in_place = draw_from_source(fresh_store, WAREHOUSE_SPEC, source_of(root))
+    table = warehouse_table(rows).drop_columns(["judge", "context"])
+    path = tmp_path / "wh.parquet"
+    pq.write_table(table, path)
+    spark = SparkSession.builder.master("local[1]").appName("annotate-test").getOrCreate()
+    try:
+        spark.read.parquet(str(path)).createOrReplaceTempView("lake_traces")
+        counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "spark", judge_label=False)
+        drawn = spark.sql(rows_sql).collect()
+        counts = {
+            (r["feature"], r["risk_category"]): r["traces"] for r in spark.sql(counts_sql).collect()
+        }
+    finally:
+        spark.stop()
+    assert counts == {s.values: s.population for s in in_place.strata}
+    sizes = {s.values: s.sample for s in in_place.strata}
+    kept = [
+        r["trace_id"]
+        for r in drawn
+        if r["sample_rank"] <= sizes[(r["feature"], r["risk_category"])]
+    ]
+    assert sorted(kept) == sorted(in_place.trace_ids)
+    assert pyspark is not None
