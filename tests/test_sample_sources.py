@@ -303,3 +303,43 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
     ]
     assert sorted(kept) == sorted(in_place.trace_ids)
     assert pyspark is not None
+
+
+def test_jsonl_and_csv_sources_draw_as_their_import(tmp_path):
+    """The same rows as JSON Lines and as CSV (context as a JSON cell): same ids as imported."""
+    import csv
+
+    rows = make_rows(300, seed=9)
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = tmp_path / "t.csv"
+    with table.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {**r, "context": json.dumps(r["context"]), "judge": json.dumps(r["judge"])}
+            )
+    spec = SampleSpec(name="s", n=25, by=("feature", "risk_category"), seed=3)
+    base = open_store(tmp_path / "base.duckdb")
+    import_traces(base, jsonl)
+    expected = draw_sample(base, spec)
+    base.close()
+    for path in (jsonl, table):
+        store = open_store(tmp_path / f"{path.suffix[1:]}.duckdb")
+        plan = draw_from_source(store, spec, make_source(str(path), None, {}))
+        assert sorted(plan.trace_ids) == sorted(expected.trace_ids), path
+        assert plan.frame_size == expected.frame_size
+        assert store.scalar("SELECT count(*) FROM traces") == 25
+        store.close()
+
+
+def test_map_reads_a_field_from_another_column(tmp_path, fresh_store):
+    rows = [{**r, "id": r.pop("trace_id")} for r in make_rows(60, seed=2)]
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    spec = SampleSpec(name="m", n=10, by=("feature",), seed=3)
+    plan = draw_from_source(fresh_store, spec, make_source(str(path), None, {"trace_id": "id"}))
+    assert len(plan.trace_ids) == 10
+    assert all(t.startswith("tr-") for t in plan.trace_ids)
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == 10
