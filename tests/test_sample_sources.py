@@ -343,3 +343,46 @@ def test_map_reads_a_field_from_another_column(tmp_path, fresh_store):
     assert len(plan.trace_ids) == 10
     assert all(t.startswith("tr-") for t in plan.trace_ids)
     assert fresh_store.scalar("SELECT count(*) FROM traces") == 10
+
+
+CONTEXTS = [
+    ["doc"],
+    [" \t\n"],
+    [],
+    [{"source": "kb", "text": "a fact"}],
+    [{"source": "kb", "text": "\n\r "}],
+    [{"source": "kb", "text": ""}, {"source": "kb", "text": "x"}],
+]
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl"])
+def test_judgeable_rule_matches_the_import(tmp_path, suffix):
+    """Context as strings or {source, text} objects, blank with tabs and newlines: the frame in
+    place holds exactly the traces an import would call judgeable."""
+    rows = []
+    for i in range(60):
+        context = CONTEXTS[i % len(CONTEXTS)]
+        rows.append({"trace_id": f"t{i}", "response": "r", "feature": "f", "context": context})
+    path = tmp_path / f"t.{suffix}"
+    # one file per shape family keeps each file's column type simple
+    strings = [r for r in rows if not (r["context"] and isinstance(r["context"][0], dict))]
+    objects = [r for r in rows if r not in strings]
+    paths = []
+    for name, part in (("strings", strings), ("objects", objects)):
+        target = tmp_path / name / path.name
+        target.parent.mkdir()
+        if suffix == "parquet":
+            pq.write_table(pa.Table.from_pylist(part), target)
+        else:
+            target.write_text("".join(json.dumps(r) + "\n" for r in part))
+        paths.append(target)
+    spec = SampleSpec(name="s", n=5, by=("feature",), seed=1)
+    for target in paths:
+        base = open_store(target.parent / "base.duckdb")
+        import_traces(base, target)
+        expected = base.scalar("SELECT count(*) FROM traces WHERE judgeable")
+        base.close()
+        store = open_store(target.parent / "place.duckdb")
+        plan = draw_from_source(store, spec, make_source(str(target), None, {}))
+        assert plan.frame_size == expected
+        store.close()

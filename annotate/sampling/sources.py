@@ -103,6 +103,7 @@ class SourceFrame:
                 f"{', '.join(self.columns)} (or --map {unknown[0]}=COLUMN)"
             )
         self.has_judge = sql.column_expr(self.columns, source.mapping, "judge") is not None
+        self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
 
     def _cte(self, seed: int | None = None) -> tuple[str, list[Any]]:
         spec, source = self.spec, self.source
@@ -115,7 +116,7 @@ class SourceFrame:
     ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
         cte, params = self._cte()
         counts = sql.strata_counts(
-            self.store, cte, params, len(self.spec.by), outcomes, self.has_judge
+            self.store, cte, params, len(self.spec.by), outcomes, self.has_judge, self.judge_kind
         )
         total, judgeable = sql.totals(self.store, cte, params)
         frame_size = sum(population for _, population, _ in counts)
@@ -132,7 +133,7 @@ class SourceFrame:
         if not self.has_judge:
             return []
         cte, params = self._cte()
-        return sql.judge_counts(self.store, cte, params, len(self.spec.by))
+        return sql.judge_counts(self.store, cte, params, len(self.spec.by), self.judge_kind)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
         cte, params = self._cte(self.spec.seed)

@@ -8,6 +8,7 @@ identifiers come from the files' own schema (DESCRIBE) and are quoted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,12 +35,41 @@ _READERS = {
 # The judgeable rule of annotate.traces.Trace.is_judgeable, in SQL: some context item (a
 # string, or an object's text) is not blank. `context` may be a string, a list or JSON text.
 _TEXT_CONTEXT_JSON = "CASE WHEN json_valid({c}) AND ltrim({c}) LIKE '[%' THEN CAST({c} AS JSON) ELSE to_json({c}) END"
+# Python's str.strip() whitespace, ASCII part (DuckDB's trim() alone strips only spaces)
+_BLANK = "trim({x}, chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)) <> ''"
 _JUDGEABLE = (
-    "coalesce(CASE json_type({j}) WHEN 'VARCHAR' THEN trim({j} ->> '$') <> '' "
-    "WHEN 'ARRAY' THEN list_bool_or([trim(coalesce(CASE json_type(e) WHEN 'VARCHAR' "
-    "THEN e ->> '$' ELSE e ->> '$.text' END, '')) <> '' FOR e IN json_extract({j}, '$[*]')]) "
-    "END, false)"
+    "coalesce(CASE json_type({j}) WHEN 'VARCHAR' THEN " + _BLANK.format(x="{j} ->> '$'") + " "
+    "WHEN 'ARRAY' THEN list_bool_or(["
+    + _BLANK.format(
+        x="coalesce(CASE json_type(e) WHEN 'VARCHAR' THEN e ->> '$' ELSE e ->> '$.text' END, '')"
+    )
+    + " FOR e IN json_extract({j}, '$[*]')]) END, false)"
 )
+# Fast paths when the files' types say what context holds (Parquet: no JSON per row)
+_JUDGEABLE_STRINGS = (
+    "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e, '')") + " FOR e IN {c}]), false)"
+)
+_JUDGEABLE_OBJECTS = (
+    "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e.text, '')") + " FOR e IN {c}]), false)"
+)
+
+
+def struct_list_text_fields(kind: str | None) -> set[str]:
+    """The VARCHAR fields of a list-of-structs DuckDB type (`STRUCT(a VARCHAR, "text" VARCHAR)[]`)."""
+    if not kind or not kind.startswith("STRUCT(") or not kind.endswith(")[]"):
+        return set()
+    return {m.group(2) for m in re.finditer(r'(?:^|[(,]\s*)("?)(\w+)\1 VARCHAR(?=[,)])', kind[6:])}
+
+
+def judgeable_expr(context: str, kind: str | None) -> str:
+    """The judgeable rule for a context column of DuckDB type `kind` (None: unknown)."""
+    if kind == "VARCHAR[]":
+        return _JUDGEABLE_STRINGS.format(c=context)
+    if "text" in struct_list_text_fields(kind):
+        return _JUDGEABLE_OBJECTS.format(c=context)
+    if kind == "VARCHAR":
+        return _JUDGEABLE.format(j=_TEXT_CONTEXT_JSON.format(c=context))
+    return _JUDGEABLE.format(j=f"to_json({context})")
 
 
 def quote(name: str) -> str:
@@ -91,13 +121,12 @@ def frame_cte(
         return expr if expr is not None else "NULL"
 
     context = field("context")
-    textual = columns.get(mapping.get("context", "context")) == "VARCHAR"
-    context_json = (_TEXT_CONTEXT_JSON if textual else "to_json({c})").format(c=context)
+    kind = columns.get(mapping.get("context", "context"))
     judge = field("judge")
     row = "file_row_number" if fmt == "parquet" else "NULL"
     src = (
         f"src AS (SELECT CAST({field('trace_id')} AS VARCHAR) AS trace_id, "
-        f"{_JUDGEABLE.format(j=context_json)} AS judgeable, "
+        f"{judgeable_expr(context, kind)} AS judgeable, "
         f"{judge} AS judge, filename AS _file, {row} AS _row, "
         f"TRY_CAST({field('timestamp')} AS TIMESTAMP) AS _ts"
     )
@@ -144,10 +173,22 @@ def totals(store: Store, cte: str, params: Sequence[Any]) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
+_STRUCT_VERDICTS = (
+    "verdicts AS (SELECT trace_id, v.judge AS judge, v.label AS label FROM ("
+    "SELECT trace_id, unnest(judge) AS v FROM frame))"
+)
 _VERDICTS = (
     "verdicts AS (SELECT trace_id, v ->> '$.judge' AS judge, v ->> '$.label' AS label FROM ("
     "SELECT trace_id, unnest(json_extract(to_json(judge), '$[*]')) AS v FROM frame))"
 )
+
+
+def verdicts_cte(judge_kind: str | None) -> str:
+    """`verdicts(trace_id, judge, label)` from the frame's judge column of DuckDB type
+    `judge_kind` (a list of structs is unnested as it is; anything else goes through JSON)."""
+    if {"judge", "label"} <= struct_list_text_fields(judge_kind):
+        return _STRUCT_VERDICTS
+    return _VERDICTS
 
 
 def strata_counts(
@@ -157,9 +198,10 @@ def strata_counts(
     width: int,
     outcomes: Sequence[tuple[str, str, str]],
     has_judge: bool,
+    judge_kind: str | None = None,
 ) -> list[tuple[StratumKey, int, float | None]]:
     verdicts = (
-        _VERDICTS
+        verdicts_cte(judge_kind)
         if has_judge
         else (
             "verdicts AS (SELECT NULL::VARCHAR AS trace_id, NULL::VARCHAR AS judge, "
@@ -170,12 +212,12 @@ def strata_counts(
 
 
 def judge_counts(
-    store: Store, cte: str, params: Sequence[Any], width: int
+    store: Store, cte: str, params: Sequence[Any], width: int, judge_kind: str | None = None
 ) -> list[tuple[StratumKey, str, str, int]]:
     """(stratum values, judge, label, traces with that verdict) in the frame."""
     keys = ", ".join(f"s{i}" for i in range(width))
     rows = store.fetchall(
-        f"WITH {cte}, {_VERDICTS} SELECT {keys}, v.judge, v.label, count(DISTINCT trace_id) "
+        f"WITH {cte}, {verdicts_cte(judge_kind)} SELECT {keys}, v.judge, v.label, count(DISTINCT trace_id) "
         f"FROM frame JOIN verdicts v USING (trace_id) GROUP BY ALL ORDER BY ALL",
         list(params),
     )
