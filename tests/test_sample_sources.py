@@ -386,3 +386,36 @@ def test_judgeable_rule_matches_the_import(tmp_path, suffix):
         plan = draw_from_source(store, spec, make_source(str(target), None, {}))
         assert plan.frame_size == expected
         store.close()
+
+
+def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
+    import duckdb
+
+    root, rows, _ = dataset
+    args = ("--n", "30", "--by", "feature", "--seed", "5")
+    emitted = cli("sample", "--emit-sql", "duckdb", "--table", "lake_traces", *args, "--json")
+    assert emitted.code == 0, emitted.err
+    queries = emitted.json()
+    assert queries["dialect"] == "duckdb" and queries["seed"] == 5
+    con = duckdb.connect()
+    lake_traces = warehouse_table(rows)  # noqa: F841 - read by name from the SQL
+    counts_csv, rows_parquet = tmp_path / "c.csv", tmp_path / "r.parquet"
+    con.execute(f"COPY ({queries['counts']}) TO '{counts_csv}' (HEADER)")
+    con.execute(f"COPY ({queries['rows']}) TO '{rows_parquet}' (FORMAT parquet)")
+    con.close()
+    half = cli("sample", "--from-counts", str(counts_csv), "--name", "w", *args)
+    assert half.code == 2 and "go together" in half.err
+    done = cli(
+        "sample", "--from-counts", str(counts_csv), "--from-rows", str(rows_parquet),
+        "--name", "w", *args, "--json",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    in_place = cli(
+        "sample", "--source", str(root / "traces" / "**" / "*.parquet"), "--name", "p", *args,
+        "--json", db=tmp_path / "other.duckdb",
+    )  # fmt: skip
+    assert sorted(done.json()["trace_ids"]) == sorted(in_place.json()["trace_ids"])
+    again = cli("sample", "--name", "w", "--top-up", "5")
+    assert again.code == 2 and "drawn by a warehouse" in again.err
+    listed = cli("samples", "--json").json()["samples"]
+    assert listed[0]["source"]["counts"] == str(counts_csv)

@@ -83,7 +83,8 @@ class SourceFrame:
 
     def __init__(self, store: Store, source: Source, spec: SampleSpec) -> None:
         self.store, self.source, self.spec = store, source, spec
-        if not sample_sql_files(store, source.path):
+        self.files = sql.source_files(store, source.path)
+        if not self.files:
             raise SampleError(f"--source {source.path} matches no file")
         try:
             self.columns = sql.source_columns(store, source.path, source.format)
@@ -173,10 +174,6 @@ class SourceFrame:
         return imported
 
 
-def sample_sql_files(store: Store, path: str) -> list[tuple[str, int]]:
-    return sql.source_files(store, path)
-
-
 def draw_from_source(
     store: Store,
     spec: SampleSpec,
@@ -209,7 +206,8 @@ def draw_from_source(
         units = frame.ranks(ranges)
         frame.import_drawn(units, who)
         plan.max_import_id = sample_sql.max_import_id(store)
-        sample_sql.insert_sample(store, _sample_record(plan, who.name, source.as_json()))
+        record = {**source.as_json(), "files": len(frame.files)}
+        sample_sql.insert_sample(store, _sample_record(plan, who.name, record))
         _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
         sample_sql.add_judge_counts(store, spec.name, frame.judge_counts())
         record_act(

@@ -88,10 +88,9 @@ def source_columns(store: Store, glob: str, fmt: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
-def source_files(store: Store, glob: str) -> list[tuple[str, int]]:
-    """(file, size in bytes) of every file the glob matches, sorted: the source's fingerprint."""
-    rows = store.fetchall("SELECT file FROM glob(?) ORDER BY file", [glob])
-    return [(row[0], 0) for row in rows]
+def source_files(store: Store, glob: str) -> list[str]:
+    """Every file the glob matches, sorted."""
+    return [row[0] for row in store.fetchall("SELECT file FROM glob(?) ORDER BY file", [glob])]
 
 
 def column_expr(columns: Sequence[str], mapping: Mapping[str, str], field: str) -> str | None:
