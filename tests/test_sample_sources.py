@@ -419,3 +419,19 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
     assert again.code == 2 and "drawn by a warehouse" in again.err
     listed = cli("samples", "--json").json()["samples"]
     assert listed[0]["source"]["counts"] == str(counts_csv)
+
+
+def test_rates_of_a_source_sample_do_not_pretend_the_frame_is_imported(dataset, cli, db_path):
+    """Only the drawn traces are in the store: the judge-only and PPI rates say why they are
+    missing instead of using the drawn traces as if they were the frame."""
+    root, _, _ = dataset
+    store = open_store(db_path)
+    draw_from_source(store, SPEC, source_of(root))
+    store.close()
+    result = cli("rates", "--sample", "lake", "--json", "--resamples", "50")
+    assert result.code == 0, result.err
+    judged = [
+        r for r in result.json()["rows"] if r["estimator"] in ("judge_raw", "judge_corrected")
+    ]
+    assert judged and all(r["rate"] is None for r in judged)
+    assert all("drawn where the traces live" in r["reason"] for r in judged)
