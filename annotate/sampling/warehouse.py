@@ -19,6 +19,7 @@ allocates from the counts and keeps the first n_h of each stratum, so one round 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -39,7 +40,7 @@ JUDGEABLE_COLUMN = "judgeable"
 JUDGE_LABEL_COLUMN = "judge_label"
 
 
-def hash_expr(dialect: str, seed: int) -> exp.Expression:
+def hash_expr(dialect: str, seed: int) -> Any:
     text = exp.DPipe(
         this=exp.Literal.string(f"{int(seed)}:"),
         expression=exp.cast(exp.column("trace_id"), exp.DataType.build("text")),
@@ -51,8 +52,8 @@ def hash_expr(dialect: str, seed: int) -> exp.Expression:
     )
 
 
-def _where(spec: SampleSpec) -> exp.Expression:
-    conds: list[exp.Expression] = [exp.column(JUDGEABLE_COLUMN)]
+def _where(spec: SampleSpec) -> Any:
+    conds: list[Any] = [exp.column(JUDGEABLE_COLUMN)]
     filters = spec.filters
     for name, values in [*filters.columns.items(), *filters.attributes.items()]:
         conds.append(
@@ -83,7 +84,7 @@ def _where(spec: SampleSpec) -> exp.Expression:
     return exp.and_(*conds)
 
 
-def _strata(spec: SampleSpec) -> list[exp.Expression]:
+def _strata(spec: SampleSpec) -> list[Any]:
     if not spec.by:
         raise SampleError("stratify by at least one column, e.g. --by feature")
     return [

@@ -9,7 +9,7 @@ identifiers come from the files' own schema (DESCRIBE) and are quoted.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -93,7 +93,7 @@ def source_files(store: Store, glob: str) -> list[str]:
     return [row[0] for row in store.fetchall("SELECT file FROM glob(?) ORDER BY file", [glob])]
 
 
-def column_expr(columns: Sequence[str], mapping: Mapping[str, str], field: str) -> str | None:
+def column_expr(columns: Collection[str], mapping: Mapping[str, str], field: str) -> str | None:
     """The SQL for a trace field: its --map source (dotted: struct fields), else its own column."""
     source = mapping.get(field)
     if source is None:
@@ -131,7 +131,8 @@ def frame_cte(
     )
     for index, name in enumerate(by):
         src += f", CAST({field(name)} AS VARCHAR) AS s{index}"
-    conds, params = ["trace_id IS NOT NULL", "judgeable"], [glob]
+    conds: list[str] = ["trace_id IS NOT NULL", "judgeable"]
+    params: list[Any] = [glob]
     conds.append("trace_id NOT IN (SELECT trace_id FROM canary_responses)")
     if filters.since:
         conds.append("_ts >= ?")
@@ -156,7 +157,7 @@ def frame_cte(
 
 
 def known_fields(
-    columns: Sequence[str], mapping: Mapping[str, str], names: Sequence[str]
+    columns: Collection[str], mapping: Mapping[str, str], names: Sequence[str]
 ) -> list[str]:
     """The names (stratum columns, attributes) the source has no column for."""
     return [name for name in names if column_expr(columns, mapping, name) is None]
