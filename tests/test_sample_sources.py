@@ -435,3 +435,15 @@ def test_rates_of_a_source_sample_do_not_pretend_the_frame_is_imported(dataset, 
     ]
     assert judged and all(r["rate"] is None for r in judged)
     assert all("drawn where the traces live" in r["reason"] for r in judged)
+
+
+def test_bad_drawn_row_in_json_lines_is_reported_by_file_and_line(tmp_path, fresh_store):
+    rows = make_rows(10, seed=4)
+    rows[6]["timestamp"] = "yesterday"
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = SampleSpec(name="j", n=9, by=("feature",), seed=1, min_per_stratum=0)
+    with pytest.raises(InputError) as caught:
+        draw_from_source(fresh_store, spec, make_source(str(path), None, {}))
+    assert f"{path}, line 7: timestamp:" in str(caught.value)
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == 0

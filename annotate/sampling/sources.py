@@ -12,6 +12,7 @@ is stored. Trace ids are assumed unique in the source (a sample needs unique uni
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -147,6 +148,7 @@ class SourceFrame:
         table = sql.drawn_rows(
             self.store, source.path, source.format, [u[0] for u in units], id_expr
         )
+        id_column = source.mapping.get("trace_id", "trace_id")
         by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for row in table.to_pylist():
             for extra in _WAREHOUSE_COLUMNS if source.counts else ():
@@ -158,11 +160,18 @@ class SourceFrame:
         imported = 0
         for name in sorted(by_file):
             rows = sorted(by_file[name], key=lambda item: item[0])
+            if source.format != "parquet":  # numbered here; the file's own line found on error
+                rows = [(index, row) for index, (_, row) in enumerate(rows, start=1)]
             report = import_rows(self.store, name, source.format, rows, source.mapping, who)
             imported += report.imported
+            lines: dict[int, int] = {}
+            if report.errors and source.format != "parquet":
+                ids = {index: str(row.get(id_column)) for index, row in rows}
+                lines = _file_lines(name, source.format, id_column, ids)
             for error in report.errors:
-                where = f"row {error.line}" if error.line else "a row"
-                problems.append(f"{name}, {where}: {error.field or 'row'}: {error.message}")
+                line = lines.get(error.line, error.line)
+                unit = "row" if source.format == "parquet" else "line"
+                problems.append(f"{name}, {unit} {line}: {error.field or 'row'}: {error.message}")
         if problems:
             shown = "\n  ".join(problems[:20])
             more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
@@ -172,6 +181,32 @@ class SourceFrame:
                 f"was stored:\n  {shown}{more}"
             )
         return imported
+
+
+def _file_lines(path: str, fmt: str, id_column: str, ids: Mapping[int, str]) -> dict[int, int]:
+    """{our row number: the file's line} for JSON Lines and CSV rows, found by trace id.
+    Only on the error path: a scan of the one file that holds a bad drawn row."""
+    wanted = {trace_id: index for index, trace_id in ids.items()}
+    found: dict[int, int] = {}
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        if fmt == "csv":
+            reader = csv.DictReader(fh)
+            for row in reader:
+                index = wanted.get(str(row.get(id_column)))
+                if index is not None:
+                    found.setdefault(index, reader.line_num)
+            return found
+        for number, line in enumerate(fh, start=1):
+            if not any(trace_id in line for trace_id in wanted):
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            index = wanted.get(str(data.get(id_column))) if isinstance(data, dict) else None
+            if index is not None:
+                found.setdefault(index, number)
+    return found
 
 
 def draw_from_source(
