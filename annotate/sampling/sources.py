@@ -76,6 +76,7 @@ def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Sourc
 
 
 # what the emitted rows query adds to a trace's columns (annotate.sampling.warehouse)
+_READER_COLUMNS = ("filename", "file_row_number")  # added by the reader, not the files'
 _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
 
 
@@ -95,14 +96,14 @@ class SourceFrame:
         if missing:
             raise SampleError(
                 f"the source has no {' or '.join(missing)} column; its columns are "
-                f"{', '.join(self.columns)}; map one with --map FIELD=SOURCE"
+                f"{', '.join(c for c in self.columns if c not in _READER_COLUMNS)}; map one with --map FIELD=SOURCE"
             )
         names = [*spec.by, *spec.filters.columns, *spec.filters.attributes]
         unknown = sql.known_fields(self.columns, source.mapping, names)
         if unknown:
             raise SampleError(
                 f"unknown column {unknown[0]!r} in the source; use one of: "
-                f"{', '.join(self.columns)} (or --map {unknown[0]}=COLUMN)"
+                f"{', '.join(c for c in self.columns if c not in _READER_COLUMNS)} (or --map {unknown[0]}=COLUMN)"
             )
         self.has_judge = sql.column_expr(self.columns, source.mapping, "judge") is not None
         self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
