@@ -7,6 +7,7 @@ import json
 import secrets
 from typing import Any
 
+from annotate.ingest.importer import parse_mapping
 from annotate.sampling.allocation import (
     ALLOCATIONS,
     DEFAULT_BY,
@@ -17,6 +18,14 @@ from annotate.sampling.allocation import (
     parse_where,
 )
 from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
+from annotate.sampling.sources import (
+    SOURCE_FORMATS,
+    draw_from_results,
+    draw_from_source,
+    make_source,
+)
+from annotate.sampling.warehouse import DIALECTS
+from annotate.sampling.warehouse import emit as emit_queries
 
 
 def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -50,6 +59,35 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     command.add_argument(
         "--top-up", type=int, metavar="K", help="draw K more into the existing sample NAME"
     )
+    command.add_argument(
+        "--source",
+        metavar="GLOB_OR_FILE",
+        help="sample trace files in place (Parquet, JSON Lines, CSV; globs, hive partitions): "
+        "only the drawn traces are imported",
+    )
+    command.add_argument("--source-format", choices=SOURCE_FORMATS)
+    command.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=SOURCE",
+        help="with --source: read a trace field from another column (dotted: a struct field)",
+    )
+    command.add_argument(
+        "--emit-sql",
+        choices=DIALECTS,
+        help="print the counts query and the rows query for a warehouse; store nothing",
+    )
+    command.add_argument(
+        "--table", help="with --emit-sql: the table or view (trace_id, strata, judgeable)"
+    )
+    command.add_argument(
+        "--judge-label",
+        action="store_true",
+        help="with --emit-sql: the table has a judge_label column; count it per stratum",
+    )
+    command.add_argument("--from-counts", metavar="COUNTS.csv", help="the counts query's result")
+    command.add_argument("--from-rows", metavar="ROWS.parquet", help="the rows query's result")
     common(command)
     command.set_defaults(run=lambda args: run_sample(args, writer, emit, say))
 
@@ -90,11 +128,24 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         from annotate.cli.rates import run_sample_show
 
         return run_sample_show(args, writer, emit)
+    if args.emit_sql:
+        return run_emit_sql(args, emit)
     if not args.name:
         raise SampleError("give the sample a --name")
+    if bool(args.from_counts) != bool(args.from_rows):
+        raise SampleError("--from-counts and --from-rows go together: the two queries' results")
     with writer(args) as store:
         if args.top_up is not None:
             plan = top_up(store, args.name, args.top_up, created_by=args.actor)
+        elif args.from_counts:
+            plan = draw_from_results(
+                store, spec_from_args(args), args.from_counts, args.from_rows, args.actor
+            )
+        elif args.source:
+            source = make_source(args.source, args.source_format, parse_mapping(args.map))
+            plan = draw_from_source(
+                store, spec_from_args(args), source, args.actor, plan_only=args.plan_only
+            )
         elif args.plan_only:
             plan = plan_sample(store, spec_from_args(args))
         else:
@@ -102,6 +153,24 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     if args.json:
         emit(plan.as_json())
     say(describe_plan(plan, stored=not args.plan_only))
+    return 0
+
+
+def run_emit_sql(args: argparse.Namespace, emit: Any) -> int:
+    if not args.table:
+        raise SampleError("--emit-sql needs --table NAME: the table or view holding the traces")
+    args.name = args.name or "warehouse"
+    spec = spec_from_args(args)
+    counts, rows = emit_queries(spec, args.table, args.emit_sql, args.judge_label)
+    if args.json:
+        emit({"dialect": args.emit_sql, "seed": spec.seed, "counts": counts, "rows": rows})
+        return 0
+    print(f"-- 1. the frame's counts per stratum (save as CSV for --from-counts); seed {spec.seed}")
+    print(counts + ";")
+    print(
+        "-- 2. the drawn rows, the first of each stratum in hash order (save as Parquet for --from-rows)"
+    )
+    print(rows + ";")
     return 0
 
 

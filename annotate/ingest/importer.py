@@ -279,3 +279,33 @@ def _check_not_empty(report: ImportReport, label: str) -> None:
     total += report.attached
     if total == 0:
         raise InputError(f"{label} holds no rows: there is nothing to import")
+
+
+def import_rows(
+    store: Store,
+    label: str,
+    fmt: str,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    mapping: Mapping[str, str] | None = None,
+    actor: Actor | str | None = None,
+) -> ImportReport:
+    """Import rows already read from `label` (e.g. by DuckDB, in place): (row number, fields).
+
+    Validated, deduplicated and stored exactly as import_traces does; the caller holds the
+    transaction. Parquet and JSON rows drop their null fields; CSV cells are read as CSV's are."""
+    from annotate.ingest.generic import _csv_record, _parquet_record
+
+    who = as_actor(actor)
+    import_id = sql.start_import(store, "traces", label, fmt, who.name)
+    report = ImportReport(import_id, label, fmt)
+    records: list[Record | RowError] = []
+    for number, row in rows:
+        if fmt == "csv":
+            records.append(_csv_record({k: v for k, v in row.items() if v is not None}, number))
+        else:
+            records.append(_parquet_record(row, number))
+    for start in range(0, len(records), BATCH_SIZE):
+        _import_batch(store, report, records[start : start + BATCH_SIZE], mapping or {})
+    sql.finish_import(store, report.import_id, report.counts())
+    record_act(store, who, "import", str(import_id), file=label, **report.counts())
+    return report

@@ -112,6 +112,8 @@ def judge_raw(inputs: RatesInput, part: pd.DataFrame, level: str) -> est.Rate:
     method = f"judge {inputs.judge}: share of its {level} verdicts over all {len(part)} frame traces in the slice; Wilson"
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
+    if inputs.frame_elsewhere:
+        return est.Rate(None, None, None, 0, method, inputs.frame_elsewhere)
     if level == "claim":
         return est.wilson_rate(int(part["jcu"].sum()), int(part["jcn"].sum()), method)
     judged = part["jr"].dropna()
@@ -158,6 +160,8 @@ def judge_corrected(
     )
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
+    if inputs.frame_elsewhere:
+        return est.Rate(None, None, None, len(in_slice), method, inputs.frame_elsewhere)
     strata, reason = _ppi_strata(frame, in_slice, level)
     if reason:
         return est.Rate(

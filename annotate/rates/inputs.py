@@ -7,7 +7,7 @@ verdicts whose label has no mapping are counted and left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,9 @@ class RatesInput:
     judge: str | None
     rubric_versions: list[Any] = field(default_factory=list)
     unmapped: dict[str, int] = field(default_factory=dict)  # label -> verdicts, left out
+    # set when the sample was drawn in place (sample --source / --from-rows): only the drawn
+    # traces are in the store, so the frame's judge verdicts are not: no judge-only or PPI rate
+    frame_elsewhere: str | None = None
 
 
 def default_judge(store: Store) -> str | None:
@@ -102,6 +105,17 @@ def load_inputs(
         judge=judge,
         rubric_versions=sql.judge_rubric_versions(store, judge) if judge else [],
         unmapped=unmapped,
+        frame_elsewhere=_frame_elsewhere(row),
+    )
+
+
+def _frame_elsewhere(row: Mapping[str, Any]) -> str | None:
+    source = row.get("source")
+    if not source:
+        return None
+    return (
+        f"the sample was drawn where the traces live ({source['path']}): only the drawn traces "
+        "are in the store, not the frame's judge verdicts"
     )
 
 

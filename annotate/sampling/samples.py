@@ -7,7 +7,7 @@ is stored with its stratum, inclusion probability n_h / N_h and weight N_h / n_h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -182,7 +182,20 @@ def top_up(
             )
         spec = _spec_from_row(row)
         current = {key: size for key, _, size, _ in sql.stored_strata(store, name)}
-        counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])
+        ranks: Ranks | None = None
+        if row.get("source") and row["source"].get("counts"):
+            raise SampleError(
+                f"{name!r} was drawn by a warehouse (--from-counts): emit its SQL again with a "
+                "larger --n and record a new sample"
+            )
+        if row.get("source"):  # drawn in place: the frame is the files', read again
+            from annotate.sampling.sources import Source, SourceFrame
+
+            frame = SourceFrame(store, Source.from_json(row["source"]), spec)
+            counts, frame_size, excluded = frame.strata(outcomes=judge_outcomes(store))
+            ranks = frame.ranks
+        else:
+            counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])
         floors = [current.get(key, 0) for key, _, _ in counts]
         populations = [population for _, population, _ in counts]
         allocation = "proportional" if spec.allocation == "explicit" else spec.allocation
@@ -203,16 +216,30 @@ def top_up(
         plan = Plan(spec, frame_size, excluded, strata, row["max_import_id"])
         ranges = [(s.values, low, s.sample) for s, low in zip(plan.strata, floors, strict=True)]
         who = as_actor(created_by)
-        _store_draw(store, plan, ranges, who.name)
+        if ranks is not None:
+            units = ranks(ranges)
+            frame.import_drawn(units, who)
+            ranks = lambda _ranges: units  # noqa: E731 - drawn once, imported, then stored
+        _store_draw(store, plan, ranges, who.name, ranks)
         record_act(store, who, "top_up", name, added=len(plan.trace_ids))
     return plan
 
 
+Ranks = Callable[[list[tuple[Any, int, int]]], list[tuple[str, Any, int]]]
+
+
 def _store_draw(
-    store: Store, plan: Plan, ranges: list[tuple[Any, int, int]], created_by: str
+    store: Store,
+    plan: Plan,
+    ranges: list[tuple[Any, int, int]],
+    created_by: str,
+    ranks: Ranks | None = None,
 ) -> None:
     spec = plan.spec
-    units = sql.draw_ranks(store, spec.filters, spec.by, plan.max_import_id, spec.seed, ranges)
+    if ranks is not None:
+        units = ranks(ranges)
+    else:
+        units = sql.draw_ranks(store, spec.filters, spec.by, plan.max_import_id, spec.seed, ranges)
     sql.replace_strata(
         store, spec.name, [(s.values, s.population, s.sample, s.judge_rate) for s in plan.strata]
     )
@@ -221,7 +248,7 @@ def _store_draw(
     plan.trace_ids = [trace_id for trace_id, _, _ in units]
 
 
-def _sample_record(plan: Plan, created_by: str) -> dict[str, Any]:
+def _sample_record(plan: Plan, created_by: str, source: Any = None) -> dict[str, Any]:
     spec = plan.spec
     return {
         "name": spec.name,
@@ -236,6 +263,7 @@ def _sample_record(plan: Plan, created_by: str) -> dict[str, Any]:
         "hash_rule": HASH_RULE,
         "created_at": datetime.now(),
         "created_by": created_by,
+        "source": source,
     }
 
 

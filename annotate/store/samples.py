@@ -119,7 +119,20 @@ def strata_counts(
     flagged when any mapped verdict is unsupported; abstained and unmapped labels count
     as no verdict."""
     cte, params = frame_cte(filters, by, max_import_id)
-    keys = ", ".join(f"s{i}" for i in range(len(by)))
+    verdicts = "verdicts AS (SELECT trace_id, judge, label FROM judge_verdicts)"
+    return count_frame(store, f"{cte}, {verdicts}", params, len(by), outcomes)
+
+
+def count_frame(
+    store: Store,
+    cte: str,
+    params: list[Any],
+    width: int,
+    outcomes: Sequence[tuple[str, str, str]],
+) -> list[tuple[StratumKey, int, float | None]]:
+    """strata_counts over any `frame(trace_id, s0..)` and `verdicts(trace_id, judge, label)`:
+    the store's traces, or files read in place (annotate.store.sources)."""
+    keys = ", ".join(f"s{i}" for i in range(width))
     mapping = pa.table(
         {
             "judge": [o[0] for o in outcomes],
@@ -132,15 +145,14 @@ def strata_counts(
     )
     rows = store.fetch_with_batch(
         f"WITH {cte}, judged AS (SELECT v.trace_id, bool_or(m.outcome = 'unsupported') AS flagged "
-        "FROM judge_verdicts v JOIN _batch m USING (judge, label) "
+        "FROM verdicts v JOIN _batch m USING (judge, label) "
         "WHERE m.outcome IN ('supported', 'unsupported') GROUP BY v.trace_id) "
         f"SELECT {keys}, count(*), avg(CASE WHEN j.flagged THEN 1.0 WHEN NOT j.flagged THEN 0.0 END) "
         f"FROM frame LEFT JOIN judged j USING (trace_id) GROUP BY {keys} "
-        f"ORDER BY {', '.join(f's{i} NULLS LAST' for i in range(len(by)))}",
+        f"ORDER BY {', '.join(f's{i} NULLS LAST' for i in range(width))}",
         mapping,
         params,
     )
-    width = len(by)
     return [(tuple(row[:width]), int(row[width]), row[width + 1]) for row in rows]
 
 
@@ -195,10 +207,20 @@ def draw_ranks(
     ranges: Sequence[tuple[StratumKey, int, int]],
 ) -> list[tuple[str, StratumKey, int]]:
     """Traces ranked (lo, hi] in their stratum's hash order: (trace_id, key, rank)."""
+    cte, params = frame_cte(filters, by, max_import_id, seed)
+    return rank_frame(store, cte, params, len(by), ranges)
+
+
+def rank_frame(
+    store: Store,
+    cte: str,
+    params: list[Any],
+    width: int,
+    ranges: Sequence[tuple[StratumKey, int, int]],
+) -> list[tuple[str, StratumKey, int]]:
+    """draw_ranks over any `frame(trace_id, s0.., h)`: the store's traces or files in place."""
     if not ranges:
         return []
-    width = len(by)
-    cte, params = frame_cte(filters, by, max_import_id, seed)
     table = pa.table(
         {
             **{
@@ -237,7 +259,9 @@ def stratum_key_text(values: StratumKey) -> str:
 
 def insert_sample(store: Store, row: dict[str, Any]) -> None:
     store.execute(
-        "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO samples (name, seed, by_columns, allocation, min_per_stratum, filters, "
+        "frame_size, excluded, max_import_id, hash_rule, created_at, created_by, source) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             row["name"],
             row["seed"],
@@ -251,6 +275,7 @@ def insert_sample(store: Store, row: dict[str, Any]) -> None:
             row["hash_rule"],
             row["created_at"],
             row["created_by"],
+            json.dumps(row["source"]) if row.get("source") else None,
         ],
     )
 
@@ -262,6 +287,7 @@ def sample_row(store: Store, name: str) -> dict[str, Any] | None:
     row = rows[0]
     for key in ("by_columns", "filters", "excluded"):
         row[key] = json.loads(row[key])
+    row["source"] = json.loads(row["source"]) if row.get("source") else None
     return row
 
 
@@ -274,6 +300,7 @@ def list_samples(store: Store) -> list[dict[str, Any]]:
     for row in rows:
         for key in ("by_columns", "filters", "excluded"):
             row[key] = json.loads(row[key])
+        row["source"] = json.loads(row["source"]) if row.get("source") else None
     return rows
 
 
@@ -346,5 +373,24 @@ def sample_units(store: Store, sample: str) -> list[dict[str, Any]]:
     return store.fetch_dicts(
         "SELECT trace_id, stratum_key, rank, draw, inclusion_probability, weight "
         "FROM sample_units WHERE sample = ? ORDER BY stratum_key, rank",
+        [sample],
+    )
+
+
+def add_judge_counts(
+    store: Store, sample: str, counts: Sequence[tuple[StratumKey, str, str, int]]
+) -> None:
+    store.execute("DELETE FROM sample_judge_counts WHERE sample = ?", [sample])
+    for key, judge, label, traces in counts:
+        store.execute(
+            "INSERT INTO sample_judge_counts VALUES (?, ?, ?, ?, ?)",
+            [sample, stratum_key_text(key), judge, label, traces],
+        )
+
+
+def judge_counts(store: Store, sample: str) -> list[dict[str, Any]]:
+    return store.fetch_dicts(
+        "SELECT stratum_key, judge, label, traces FROM sample_judge_counts WHERE sample = ? "
+        "ORDER BY ALL",
         [sample],
     )

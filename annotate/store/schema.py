@@ -334,6 +334,17 @@ CREATE TABLE canary_responses (       -- a replayed response (a trace) scored ag
 );
 """
 
+_SAMPLE_SOURCES = """
+ALTER TABLE samples ADD COLUMN source JSON;  -- {path, format, map, files}: drawn in place; NULL: imported
+CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (the frame's, not the sample's)
+    sample VARCHAR NOT NULL,
+    stratum_key VARCHAR NOT NULL,
+    judge VARCHAR,
+    label VARCHAR,
+    traces BIGINT NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
@@ -343,4 +354,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_judge_label_map", _JUDGE_LABEL_MAP),
     ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
     ("0008_canary", _CANARY),
+    ("0009_sample_sources", _SAMPLE_SOURCES),
 ]

@@ -1,0 +1,250 @@
+"""SQL over trace files read in place (Parquet, JSON Lines, CSV globs, hive partitions).
+
+DuckDB scans the files lazily and out of core: the frame, its stratum counts, the
+judge's counts and the seeded draw are computed where the traces live, and only the
+drawn rows come back to Python. The file glob travels as a parameter; column
+identifiers come from the files' own schema (DESCRIBE) and are quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from annotate.store import Store
+from annotate.store.samples import (
+    STRATUM_COLUMNS,
+    Filters,
+    StratumKey,
+    count_frame,
+    rank_frame,
+)
+
+SOURCE_FORMATS = ("parquet", "jsonl", "csv")
+_READERS = {
+    "parquet": "read_parquet(?, hive_partitioning = true, union_by_name = true, "
+    "filename = true, file_row_number = true)",
+    "jsonl": "read_json(?, format = 'newline_delimited', hive_partitioning = true, "
+    "union_by_name = true, filename = true)",
+    "csv": "read_csv(?, hive_partitioning = true, union_by_name = true, filename = true, "
+    "all_varchar = true)",
+}
+# The judgeable rule of annotate.traces.Trace.is_judgeable, in SQL: some context item (a
+# string, or an object's text) is not blank. `context` may be a string, a list or JSON text.
+_TEXT_CONTEXT_JSON = "CASE WHEN json_valid({c}) AND ltrim({c}) LIKE '[%' THEN CAST({c} AS JSON) ELSE to_json({c}) END"
+# Python's str.strip() whitespace, ASCII part (DuckDB's trim() alone strips only spaces)
+_BLANK = "trim({x}, chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)) <> ''"
+_JUDGEABLE = (
+    "coalesce(CASE json_type({j}) WHEN 'VARCHAR' THEN " + _BLANK.format(x="{j} ->> '$'") + " "
+    "WHEN 'ARRAY' THEN list_bool_or(["
+    + _BLANK.format(
+        x="coalesce(CASE json_type(e) WHEN 'VARCHAR' THEN e ->> '$' ELSE e ->> '$.text' END, '')"
+    )
+    + " FOR e IN json_extract({j}, '$[*]')]) END, false)"
+)
+# Fast paths when the files' types say what context holds (Parquet: no JSON per row)
+_JUDGEABLE_STRINGS = (
+    "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e, '')") + " FOR e IN {c}]), false)"
+)
+_JUDGEABLE_OBJECTS = (
+    "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e.text, '')") + " FOR e IN {c}]), false)"
+)
+
+
+def struct_list_text_fields(kind: str | None) -> set[str]:
+    """The VARCHAR fields of a list-of-structs DuckDB type (`STRUCT(a VARCHAR, "text" VARCHAR)[]`)."""
+    if not kind or not kind.startswith("STRUCT(") or not kind.endswith(")[]"):
+        return set()
+    return {m.group(2) for m in re.finditer(r'(?:^|[(,]\s*)("?)(\w+)\1 VARCHAR(?=[,)])', kind[6:])}
+
+
+def judgeable_expr(context: str, kind: str | None) -> str:
+    """The judgeable rule for a context column of DuckDB type `kind` (None: unknown)."""
+    if kind == "VARCHAR[]":
+        return _JUDGEABLE_STRINGS.format(c=context)
+    if "text" in struct_list_text_fields(kind):
+        return _JUDGEABLE_OBJECTS.format(c=context)
+    if kind == "VARCHAR":
+        return _JUDGEABLE.format(j=_TEXT_CONTEXT_JSON.format(c=context))
+    return _JUDGEABLE.format(j=f"to_json({context})")
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def reader(fmt: str) -> str:
+    if fmt not in _READERS:
+        raise ValueError(f"not a source format: {fmt}")
+    return _READERS[fmt]
+
+
+def source_columns(store: Store, glob: str, fmt: str) -> dict[str, str]:
+    """{column: DuckDB type} of the files (hive partition keys and `filename` included)."""
+    rows = store.fetchall(f"DESCRIBE SELECT * FROM {reader(fmt)}", [glob])
+    return {row[0]: row[1] for row in rows}
+
+
+def source_files(store: Store, glob: str) -> list[str]:
+    """Every file the glob matches, sorted."""
+    return [row[0] for row in store.fetchall("SELECT file FROM glob(?) ORDER BY file", [glob])]
+
+
+def column_expr(columns: Collection[str], mapping: Mapping[str, str], field: str) -> str | None:
+    """The SQL for a trace field: its --map source (dotted: struct fields), else its own column."""
+    source = mapping.get(field)
+    if source is None:
+        return quote(field) if field in columns else None
+    head, *rest = source.split(".")
+    if head not in columns:
+        return None
+    return ".".join(quote(part) for part in [head, *rest])
+
+
+def frame_cte(
+    glob: str,
+    fmt: str,
+    columns: Mapping[str, str],
+    mapping: Mapping[str, str],
+    filters: Filters,
+    by: Sequence[str],
+    seed: int | None = None,
+) -> tuple[str, list[Any]]:
+    """`src` (every row, with its file and row) and `frame(trace_id, s0.., [h], judge)`."""
+
+    def field(name: str) -> str:
+        expr = column_expr(columns, mapping, name)
+        return expr if expr is not None else "NULL"
+
+    context = field("context")
+    kind = columns.get(mapping.get("context", "context"))
+    judge = field("judge")
+    row = "file_row_number" if fmt == "parquet" else "NULL"
+    src = (
+        f"src AS (SELECT CAST({field('trace_id')} AS VARCHAR) AS trace_id, "
+        f"{judgeable_expr(context, kind)} AS judgeable, "
+        f"{judge} AS judge, filename AS _file, {row} AS _row, "
+        f"TRY_CAST({field('timestamp')} AS TIMESTAMP) AS _ts"
+    )
+    for index, name in enumerate(by):
+        src += f", CAST({field(name)} AS VARCHAR) AS s{index}"
+    conds: list[str] = ["trace_id IS NOT NULL", "judgeable"]
+    params: list[Any] = [glob]
+    conds.append("trace_id NOT IN (SELECT trace_id FROM canary_responses)")
+    if filters.since:
+        conds.append("_ts >= ?")
+        params.append(filters.since)
+    if filters.until:
+        conds.append("_ts < ?")
+        params.append(filters.until)
+    for name, values in [*filters.columns.items(), *filters.attributes.items()]:
+        conds.append(f"CAST({field(name)} AS VARCHAR) IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    if filters.judge:
+        conds.append(f"list_has_any(json_extract_string(to_json({judge}), '$[*].label'), ?)")
+        params.append(list(filters.judge))
+    src += f", ({' AND '.join(conds)}) AS in_frame FROM {reader(fmt)})"
+    keys = "".join(f", s{i}" for i in range(len(by)))
+    hash_select = ""
+    if seed is not None:
+        hash_select = ", sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h"
+        params.append(seed)
+    frame = f"frame AS (SELECT trace_id{keys}{hash_select}, judge FROM src WHERE in_frame)"
+    return f"{src}, {frame}", params
+
+
+def known_fields(
+    columns: Collection[str], mapping: Mapping[str, str], names: Sequence[str]
+) -> list[str]:
+    """The names (stratum columns, attributes) the source has no column for."""
+    return [name for name in names if column_expr(columns, mapping, name) is None]
+
+
+def totals(store: Store, cte: str, params: Sequence[Any]) -> tuple[int, int]:
+    """(rows with a trace id, judgeable rows) in the source."""
+    row = store.fetchone(
+        f"WITH {cte} SELECT count(*) FILTER (WHERE trace_id IS NOT NULL), "
+        "count(*) FILTER (WHERE trace_id IS NOT NULL AND judgeable) FROM src",
+        params,
+    )
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+_STRUCT_VERDICTS = (
+    "verdicts AS (SELECT trace_id, v.judge AS judge, v.label AS label FROM ("
+    "SELECT trace_id, unnest(judge) AS v FROM frame))"
+)
+_VERDICTS = (
+    "verdicts AS (SELECT trace_id, v ->> '$.judge' AS judge, v ->> '$.label' AS label FROM ("
+    "SELECT trace_id, unnest(json_extract(to_json(judge), '$[*]')) AS v FROM frame))"
+)
+
+
+def verdicts_cte(judge_kind: str | None) -> str:
+    """`verdicts(trace_id, judge, label)` from the frame's judge column of DuckDB type
+    `judge_kind` (a list of structs is unnested as it is; anything else goes through JSON)."""
+    if {"judge", "label"} <= struct_list_text_fields(judge_kind):
+        return _STRUCT_VERDICTS
+    return _VERDICTS
+
+
+def strata_counts(
+    store: Store,
+    cte: str,
+    params: Sequence[Any],
+    width: int,
+    outcomes: Sequence[tuple[str, str, str]],
+    has_judge: bool,
+    judge_kind: str | None = None,
+) -> list[tuple[StratumKey, int, float | None]]:
+    verdicts = (
+        verdicts_cte(judge_kind)
+        if has_judge
+        else (
+            "verdicts AS (SELECT NULL::VARCHAR AS trace_id, NULL::VARCHAR AS judge, "
+            "NULL::VARCHAR AS label WHERE false)"
+        )
+    )
+    return count_frame(store, f"{cte}, {verdicts}", list(params), width, outcomes)
+
+
+def judge_counts(
+    store: Store, cte: str, params: Sequence[Any], width: int, judge_kind: str | None = None
+) -> list[tuple[StratumKey, str, str, int]]:
+    """(stratum values, judge, label, traces with that verdict) in the frame."""
+    keys = ", ".join(f"s{i}" for i in range(width))
+    rows = store.fetchall(
+        f"WITH {cte}, {verdicts_cte(judge_kind)} SELECT {keys}, v.judge, v.label, count(DISTINCT trace_id) "
+        f"FROM frame JOIN verdicts v USING (trace_id) GROUP BY ALL ORDER BY ALL",
+        list(params),
+    )
+    return [(tuple(row[:width]), row[width], row[width + 1], int(row[-1])) for row in rows]
+
+
+def draw_ranks(
+    store: Store,
+    cte: str,
+    params: Sequence[Any],
+    width: int,
+    ranges: Sequence[tuple[StratumKey, int, int]],
+) -> list[tuple[str, StratumKey, int]]:
+    return rank_frame(store, cte, list(params), width, ranges)
+
+
+def drawn_rows(
+    store: Store, glob: str, fmt: str, trace_ids: Sequence[str], id_expr: str
+) -> pa.Table:
+    """The drawn traces' rows as the files hold them, with `filename` (and row for Parquet)."""
+    wanted = pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
+    return store.fetch_arrow_with_batch(
+        f"SELECT * FROM {reader(fmt)} WHERE CAST({id_expr} AS VARCHAR) IN "
+        "(SELECT trace_id FROM _batch)",
+        wanted,
+        [glob],
+    )
+
+
+__all__ = ["STRATUM_COLUMNS", "SOURCE_FORMATS"]

@@ -1,0 +1,140 @@
+"""Sampling a Parquet dataset in place against importing it, each in a child process.
+
+Sized by ANNOTATE_BENCH_SOURCE (default 10,000,000 rows, hive-partitioned by day, generated
+here with pyarrow). Figures: time and peak RSS of `draw_from_source` (frame counts, judge
+counts, the draw of 400 traces and their import). Baselines in the same run: DuckDB's own
+`SELECT count(*) ... GROUP BY` over the same files (the least any in-place sample can cost),
+and importing then sampling ANNOTATE_BENCH_SOURCE_IMPORT rows (default 200,000) of the same
+data, the per-trace time scaled to the whole dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tests.bench.figures import bench_size, megabytes, show
+
+DEFAULT_SIZE = 10_000_000
+DEFAULT_IMPORT = 200_000
+PER_FILE = 500_000
+FEATURES = np.array(["billing_qa", "hr_policy", "medical_info", "code_assistant", "search"])
+
+_CHILD = """
+import json, resource, sys, time
+started = time.perf_counter()
+mode, glob, db = sys.argv[1], sys.argv[2], sys.argv[3]
+from annotate.store import open_store
+store = open_store(db)
+result = {}
+if mode == "in_place":
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.sources import draw_from_source, make_source
+    spec = SampleSpec(name="bench", n=400, by=("feature", "risk_category"), seed=1)
+    plan = draw_from_source(store, spec, make_source(glob, "parquet", {}))
+    result = {"frame": plan.frame_size, "drawn": len(plan.trace_ids)}
+elif mode == "group_by":
+    rows = store.fetchall(
+        "SELECT feature, risk_category, count(*) FROM read_parquet(?, hive_partitioning = true) "
+        "GROUP BY ALL", [glob])
+    result = {"frame": sum(r[2] for r in rows)}
+elif mode == "import":
+    import glob as g
+    from annotate.ingest.importer import import_traces
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample
+    for path in sorted(g.glob(glob, recursive=True)):
+        import_traces(store, path, fmt="parquet")
+    plan = draw_sample(store, SampleSpec(name="bench", n=400, by=("feature", "risk_category"), seed=1))
+    result = {"frame": plan.frame_size, "drawn": len(plan.trace_ids)}
+store.close()
+result["seconds"] = time.perf_counter() - started
+result["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps(result))
+"""
+
+
+def write_dataset(root: Path, size: int, start: int = 0) -> None:
+    rng = np.random.default_rng(7)
+    written = 0
+    part = 0
+    while written < size:
+        count = min(PER_FILE, size - written)
+        first = start + written
+        ids = pa.array([f"tr-{i:09d}" for i in range(first, first + count)])
+        feature = pa.array(FEATURES[rng.integers(0, len(FEATURES), count)])
+        risk = pa.array(np.where(rng.random(count) < 0.2, "high", "low"))
+        texts = pa.array(np.where(rng.random(count) < 0.03, " ", "the retrieved document"))
+        context = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32)), texts)
+        labels = pa.array(np.where(rng.random(count) < 0.2, "unsupported", "supported"))
+        verdicts = pa.StructArray.from_arrays(
+            [pa.array(["j"] * count), pa.array(["response"] * count), labels],
+            names=["judge", "level", "label"],
+        )
+        judge = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32)), verdicts)
+        table = pa.table(
+            {
+                "trace_id": ids,
+                "feature": feature,
+                "risk_category": risk,
+                "response": pa.array(["an answer"] * count),
+                "context": context,
+                "judge": judge,
+            }
+        )
+        folder = root / f"day=2026-03-{1 + part % 28:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, folder / f"part-{part:04d}.parquet")
+        written += count
+        part += 1
+
+
+def measure(mode: str, glob: str, db: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, glob, str(db)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {mode} process failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run() -> None:
+    size = bench_size("ANNOTATE_BENCH_SOURCE", DEFAULT_SIZE)
+    imported = min(size, bench_size("ANNOTATE_BENCH_SOURCE_IMPORT", DEFAULT_IMPORT))
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        started = time.perf_counter()
+        write_dataset(root / "lake", size)
+        write_dataset(root / "slice", imported)
+        show(f"sample in place: generated {size:,} rows in {time.perf_counter() - started:.1f} s")
+        glob = str(root / "lake" / "**" / "*.parquet")
+        in_place = measure("in_place", glob, root / "a.duckdb")
+        group_by = measure("group_by", glob, root / "b.duckdb")
+        full = measure("import", str(root / "slice" / "**" / "*.parquet"), root / "c.duckdb")
+    scaled = full["seconds"] / imported * size
+    show(
+        f"sample in place: {size:,} rows, frame {in_place['frame']:,}, drew {in_place['drawn']}: "
+        f"{in_place['seconds']:.1f} s, peak RSS {megabytes(in_place['peak'])}"
+    )
+    show(
+        f"  baseline DuckDB count(*) GROUP BY over the same files: {group_by['seconds']:.1f} s, "
+        f"peak {megabytes(group_by['peak'])} (ratio {in_place['seconds'] / group_by['seconds']:.1f}x)"
+    )
+    show(
+        f"  baseline import then sample {imported:,} rows: {full['seconds']:.1f} s, peak "
+        f"{megabytes(full['peak'])}; scaled to {size:,}: {scaled:,.0f} s "
+        f"(in place is {scaled / in_place['seconds']:.0f}x faster)"
+    )
+
+
+if __name__ == "__main__":
+    run()
