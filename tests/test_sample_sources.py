@@ -268,13 +268,13 @@ def exp_table():
 
 def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
     """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
-    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed")
+    pyspark = pytest.importorskip(
+        "pyspark", reason="pyspark is not installed (optional: pip install -e '.[spark]' and a JRE)"
+    )
     import shutil
 
     if shutil.which("java") is None:
-        pytest.skip(
-            "no Java runtime: Spark cannot start (.ci/run installs openjdk-17-jre-headless)"
-        )
+        pytest.skip("no Java runtime: Spark cannot start (apt-get install openjdk-17-jre-headless)")
     from pyspark.sql import SparkSession
 
     from annotate.sampling.warehouse import emit
