@@ -150,6 +150,16 @@ def test_every_judge_statistic_equals_scikit_learns(seed: int) -> None:
     for name, value in expected.items():
         assert found[name]["value"] == pytest.approx(value, abs=1e-12), name
         assert found[name]["low"] <= found[name]["value"] <= found[name]["high"], name
+        assert found[name]["method"].endswith("200 resamples, seed 0") or name in (
+            "sensitivity",
+            "specificity",
+            "precision",
+            "accuracy",
+        )
+    for name in ("balanced_accuracy", "cohen_kappa"):
+        assert found[name]["units"] == len(pairs), name
+    defaults = calibration_stats(pairs)
+    assert defaults["cohen_kappa"]["method"].endswith("1000 resamples, seed 0")
     tn, fp, fn, tp = metrics.confusion_matrix(gold, judge).ravel()
     assert found["confusion"] == {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
 
