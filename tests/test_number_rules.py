@@ -250,3 +250,56 @@ def test_kappa_says_why_it_is_undefined(pairs: list[Pair], reason: str) -> None:
     """Catches an undefined kappa shown as a number, or with another case's reason."""
     kappa = calibration_stats(pairs, repetitions=50)["cohen_kappa"]
     assert kappa["value"] is None and kappa["reason"].startswith(reason)
+
+
+def test_equal_cells_and_a_perfect_judge_are_defined() -> None:
+    """Catches the undefined checks of balanced accuracy and kappa written with a difference
+    where a sum belongs (a cell count equal to its neighbour is not zero)."""
+    one_each = [Pair("a", True, True), Pair("b", False, True), Pair("c", False, False)]
+    one_each.append(Pair("d", True, False))  # tp = fn = tn = fp = 1
+    found = calibration_stats(one_each, repetitions=50)
+    assert found["balanced_accuracy"]["value"] == 0.5
+    assert found["cohen_kappa"]["value"] == 0.0
+    perfect = [Pair("a", True, True), Pair("b", False, False)]  # fp = fn = 0
+    found = calibration_stats(perfect, repetitions=50)
+    assert found["balanced_accuracy"]["value"] == 1.0 and found["cohen_kappa"]["value"] == 1.0
+
+
+def test_clustered_rates_count_their_units_and_say_why_they_are_undefined() -> None:
+    """Catches a rate's unit count or its reason lost on the bootstrap route (claims of one
+    trace, so the interval is the widened bootstrap)."""
+    pairs = [Pair(f"t{t}", t % 3 == 0, False) for t in range(10) for _ in range(2)]
+    found = calibration_stats(pairs, repetitions=100)
+    assert found["specificity"]["units"] == 20 and found["specificity"]["value"] == 12 / 20
+    assert found["accuracy"]["units"] == 20
+    assert found["sensitivity"]["value"] is None
+    assert found["sensitivity"]["reason"] == "no unsupported gold in the denominator"
+    assert found["precision"]["value"] == 0.0 and found["precision"]["units"] == 8
+    none = calibration_stats([], repetitions=50)
+    assert none["accuracy"]["value"] is None and none["accuracy"]["reason"] == "no units"
+
+
+def test_abstentions_are_seeded_stratified_and_per_trace() -> None:
+    """Catches the abstention interval unseeded or unstratified, and trace ids (response
+    level) cut to their first character as if they were (trace, claim) pairs."""
+    judged = {
+        (f"t{t}", i): {"outcome": "abstained" if (t + i) % 4 == 0 else "supported"}
+        for t in range(12)
+        for i in range(3)
+    }
+    for unit in judged.values():
+        unit["label"] = "unsure" if unit["outcome"] == "abstained" else "ok"
+    gold = dict.fromkeys(judged, "supported")
+    first = coverage(judged, gold, seed=3, repetitions=300)
+    assert first == coverage(judged, gold, seed=3, repetitions=300)
+    assert first["abstained_share"]["units"] == 36
+    strata = {f"t{t}": "a" if t < 2 else "b" for t in range(12)}
+    assert coverage(judged, gold, seed=3, repetitions=300, strata=strata) != first
+    responses = {
+        f"t{t}": {"outcome": "abstained" if t < 3 else "supported", "label": "x"} for t in range(12)
+    }
+    found = coverage(responses, dict.fromkeys(responses, "supported"), seed=0, repetitions=50)
+    low, high = proportion_confint(3, 12, method="wilson")
+    share = found["abstained_share"]
+    assert (share["low"], share["high"]) == pytest.approx((low, high), abs=1e-12)
+    assert "bootstrap" not in share.get("method", "")
