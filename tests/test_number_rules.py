@@ -303,3 +303,25 @@ def test_abstentions_are_seeded_stratified_and_per_trace() -> None:
     share = found["abstained_share"]
     assert (share["low"], share["high"]) == pytest.approx((low, high), abs=1e-12)
     assert "bootstrap" not in share.get("method", "")
+
+
+def test_few_traces_widen_intervals_only_as_far_as_each_statistic_can_go() -> None:
+    """Catches a floor lost: with three traces the widening for few groups pushes the bootstrap
+    bound past what the statistic can take (below 0 for a proportion, below -1 for kappa)."""
+    rng = np.random.default_rng(0)
+    pairs = [
+        Pair(f"t{t}", bool(rng.random() < 0.5), bool(rng.random() < 0.5))
+        for t in range(3)
+        for _ in range(6)
+    ]
+    found = calibration_stats(pairs, repetitions=300)
+    for name in ("sensitivity", "precision", "accuracy", "balanced_accuracy"):
+        assert found[name]["low"] == 0.0, name  # reached, and held, by the floor
+    assert -1.0 <= found["cohen_kappa"]["low"] < found["cohen_kappa"]["value"]
+    assert all(found[name]["high"] <= 1.0 for name in found if name not in ("n", "confusion"))
+
+
+def test_a_good_judges_clustered_accuracy_interval_is_not_dragged_to_zero() -> None:
+    """Catches the bootstrap's per-resample denominators summed over all resamples."""
+    found = calibration_stats(random_pairs(1), repetitions=200)
+    assert found["accuracy"]["value"] > 0.7 and found["accuracy"]["low"] > 0.5

@@ -121,7 +121,7 @@ def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
         reason = "no supported claims in gold: kappa is undefined"
     elif not totals[0] + totals[1] or not totals[2] + totals[3]:
         reason = "the judge gave one verdict only: kappa is undefined"
-    return stats.Measure(features, value, len(pairs), reason)
+    return stats.Measure(features, value, len(pairs), reason, floor=-1.0)  # kappa >= -1
 
 
 def is_independent(pairs: Sequence[Pair]) -> bool:
