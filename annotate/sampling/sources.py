@@ -230,31 +230,14 @@ def draw_from_source(
             )
         frame = SourceFrame(store, source, spec)
         counts, frame_size, excluded = frame.strata(judge_outcomes(store))
-        sizes = _sizes(spec, counts)
-        strata = [
-            StratumPlan(key, population, size, rate)
-            for (key, population, rate), size in zip(counts, sizes, strict=True)
-        ]
+        strata = _plan_strata(spec, counts)
         plan = Plan(spec, frame_size, excluded, strata, 0)
         if plan_only:
             return plan
         ranges = [(s.values, 0, s.sample) for s in strata]
         units = frame.ranks(ranges)
-        frame.import_drawn(units, who)
-        plan.max_import_id = sample_sql.max_import_id(store)
         record = {**source.as_json(), "files": len(frame.files)}
-        sample_sql.insert_sample(store, _sample_record(plan, who.name, record))
-        _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
-        sample_sql.add_judge_counts(store, spec.name, frame.judge_counts())
-        record_act(
-            store,
-            who,
-            "sample",
-            spec.name,
-            traces=len(plan.trace_ids),
-            seed=spec.seed,
-            source=source.path,
-        )
+        _record_draw(store, frame, plan, ranges, units, who, record, frame.judge_counts())
     return plan
 
 
@@ -311,11 +294,7 @@ def draw_from_results(
         frame_size = sum(population for _, population, _ in counts)
         if frame_size == 0:
             raise SampleError(f"{counts_path} counts no traces: the frame is empty")
-        sizes = _sizes(spec, counts)
-        strata = [
-            StratumPlan(key, population, size, rate)
-            for (key, population, rate), size in zip(counts, sizes, strict=True)
-        ]
+        strata = _plan_strata(spec, counts)
         plan = Plan(spec, frame_size, {"no_context": 0, "filtered_out": 0}, strata, 0)
         frame = SourceFrame(store, source, spec)
         ranges = [(s.values, 0, s.sample) for s in strata]
@@ -328,18 +307,41 @@ def draw_from_results(
                 f"{rows_path} holds fewer rows than the sample needs in stratum "
                 f"{list(short[0].values)}; run the rows query emitted with the same spec"
             )
-        frame.import_drawn(units, who)
-        plan.max_import_id = sample_sql.max_import_id(store)
-        sample_sql.insert_sample(store, _sample_record(plan, who.name, source.as_json()))
-        _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
-        sample_sql.add_judge_counts(store, spec.name, label_counts)
-        record_act(
-            store,
-            who,
-            "sample",
-            spec.name,
-            traces=len(plan.trace_ids),
-            seed=spec.seed,
-            source=rows_path,
-        )
+        _record_draw(store, frame, plan, ranges, units, who, source.as_json(), label_counts)
     return plan
+
+
+def _plan_strata(spec: SampleSpec, counts: list[Any]) -> list[StratumPlan]:
+    """One StratumPlan per (key, N_h, judge rate) row, sized by the spec's allocation."""
+    sizes = _sizes(spec, counts)
+    return [
+        StratumPlan(key, population, size, rate)
+        for (key, population, rate), size in zip(counts, sizes, strict=True)
+    ]
+
+
+def _record_draw(
+    store: Store,
+    frame: SourceFrame,
+    plan: Plan,
+    ranges: list[tuple[Any, int, int]],
+    units: list[Any],
+    who: Actor,
+    source: dict[str, Any],
+    label_counts: Any,
+) -> None:
+    """Import the drawn traces and record the sample, its units, judge counts and the act."""
+    frame.import_drawn(units, who)
+    plan.max_import_id = sample_sql.max_import_id(store)
+    sample_sql.insert_sample(store, _sample_record(plan, who.name, source))
+    _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
+    sample_sql.add_judge_counts(store, plan.spec.name, label_counts)
+    record_act(
+        store,
+        who,
+        "sample",
+        plan.spec.name,
+        traces=len(plan.trace_ids),
+        seed=plan.spec.seed,
+        source=source["path"],
+    )
