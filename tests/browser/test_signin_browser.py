@@ -22,18 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "reviewer passphrase"
 LEAD_PASSWORD = "lead passphrase"
 # The app's page addresses, which are also the file names in pages/.
+# Every page's address (app.py registers each pages/ file under its stem), the bare root,
+# and an unknown one: a new page is covered without editing this list.
 PATHS = [
     "/",
-    "/home",
-    "/label",
-    "/import_traces",
-    "/sample",
-    "/assign",
-    "/adjudicate",
-    "/agreement",
-    "/calibration",
-    "/activity",
-    "/users",
+    *sorted(f"/{page.stem}" for page in (ROOT / "pages").glob("*.py")),
     "/no_such_page",
 ]
 
