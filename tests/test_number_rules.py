@@ -23,6 +23,7 @@ from annotate.stats.gold import (
     response_outcome,
     unresolved,
 )
+from annotate.stats import judge as judge_stats
 from annotate.stats.judge import Pair, calibration_stats, coverage, widened
 
 BINARY = {
@@ -237,6 +238,32 @@ def test_resamples_where_gold_has_one_class_say_nothing_about_kappa() -> None:
     assert (kappa["value"], kappa["low"], kappa["high"]) == (1.0, 1.0, 1.0)
 
 
+def test_kappa_on_every_resample_is_scikit_learns_or_undefined_when_gold_has_one_class() -> None:
+    """Catches the one-class guard loosened or tightened (`>= 0`, `> 1`, `<= n`, `|`): each
+    resample's kappa is scikit-learn's on the units drawn (with their multiplicities), and
+    undefined, not 0, exactly where the drawn gold has one class, even when the judge raised a
+    false alarm there (where scikit-learn says 0)."""
+    pairs = [Pair("a", True, True), Pair("b", True, False), Pair("c", False, False)]
+    pairs += [Pair("d", False, True), Pair("e", False, False), Pair("f", True, False)]
+    measure = judge_stats.kappa_measure(pairs)
+    judge = np.array([p.judge_unsupported for p in pairs])
+    gold = np.array([p.gold_unsupported for p in pairs])
+    rng = np.random.default_rng(7)
+    draws = [rng.integers(0, 3, len(pairs)) for _ in range(300)]
+    draws += [np.array(w) for w in ([0, 1, 1, 0, 1, 0], [1, 1, 0, 0, 1, 0], [0, 0, 1, 1, 0, 1])]
+    one_class = 0
+    for w in draws:
+        got = float(measure.value(w @ measure.features))
+        kept = w > 0
+        if len(set(gold[kept])) < 2:
+            one_class += 1
+            assert np.isnan(got), w
+        else:
+            want = metrics.cohen_kappa_score(gold, judge, sample_weight=w)
+            assert got == pytest.approx(want), w
+    assert one_class >= 3
+
+
 @pytest.mark.parametrize(
     ("pairs", "reason"),
     [
@@ -325,3 +352,16 @@ def test_a_good_judges_clustered_accuracy_interval_is_not_dragged_to_zero() -> N
     """Catches the bootstrap's per-resample denominators summed over all resamples."""
     found = calibration_stats(random_pairs(1), repetitions=200)
     assert found["accuracy"]["value"] > 0.7 and found["accuracy"]["low"] > 0.5
+
+
+def test_agreement_coefficients_with_missing_ratings_have_no_floor_of_minus_one() -> None:
+    """Catches a floor of -1 put on the generalised coefficients (as kappa of the judge has):
+    with missing ratings Fleiss' chance agreement counts units rated once, so 100 units rated
+    'A' once and one unit rated (A, B) give pa = 0 and pe near 1. By Gwet (2014) eq. 2.26,
+    pi_A = (100 + 1/2) / 101, pe = pi_A^2 + pi_B^2, kappa = (0 - pe) / (1 - pe), about -100."""
+    from annotate.stats.coefficients import fleiss_measure
+
+    pi_a = 100.5 / 101
+    pe = pi_a**2 + (1 - pi_a) ** 2
+    got = fleiss_measure([["A", None]] * 100 + [["A", "B"]]).point().value
+    assert got == pytest.approx(-pe / (1 - pe)) and got < -100

@@ -95,6 +95,8 @@ def family_measure(table: Table, chance: str, weights: str = "identity") -> Meas
             pi = s[..., 3:] / s[..., 2:3]
         return _chance_corrected(observed, expected(pi, w))
 
+    # No floor: with missing ratings, units rated once move chance agreement towards 1, so the
+    # coefficient has no least value (about -100 on one disagreeing pair among 100 single ratings).
     units = int(features[:, 0].sum())
     name = {"fleiss": "kappa", "gwet": "AC1", "brennan_prediger": "Brennan-Prediger"}[chance]
     reason = undefined_reason(units, len(categories), name, "no unit has two ratings")

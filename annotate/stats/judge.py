@@ -109,7 +109,7 @@ def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
             expected = (gold_u * judge_u + (n - gold_u) * (n - judge_u)) / n**2
             kappa = (observed - expected) / (1 - expected)
         both = (gold_u > 0) & (gold_u < n)
-        return np.where(both & (expected < 1 - 1e-12), kappa, np.nan)
+        return np.where(both, kappa, np.nan)  # with both gold classes, 1 - expected >= 1/n
 
     totals = features.sum(axis=0)
     reason = None
