@@ -59,7 +59,8 @@ def fill_store(db: Path, claims: int):
             [name, name, error],
         )
     store.execute(
-        "INSERT INTO judge_verdicts SELECT trace_id, 'bench-judge', 'claim', claim_index, "
+        "INSERT INTO judge_verdicts (trace_id, judge, level, claim_index, label, score, explanation, "
+        "origin, import_id) SELECT trace_id, 'bench-judge', 'claim', claim_index, "
         "CASE WHEN (hash(trace_id || 'j' || claim_index::VARCHAR) % 100 < 12) <> unsupported "
         "THEN 'unsupported' ELSE 'supported' END, NULL, NULL, 'import', 1 FROM truth"
     )

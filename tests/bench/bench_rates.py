@@ -67,7 +67,8 @@ def fill_store(db: Path, count: int, labelled: int) -> None:
         [count],
     )
     store.execute(
-        "INSERT INTO judge_verdicts SELECT trace_id, 'j', 'claim', 0, "
+        "INSERT INTO judge_verdicts (trace_id, judge, level, claim_index, label, score, explanation, "
+        "origin, import_id) SELECT trace_id, 'j', 'claim', 0, "
         "CASE WHEN hash(trace_id) % 10 = 0 THEN 'unsupported' ELSE 'supported' END, "
         "(hash(trace_id) % 1000) / 1000.0, NULL, 'import', 1 FROM traces"
     )

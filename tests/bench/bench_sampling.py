@@ -37,7 +37,8 @@ def fill_store(db: Path, count: int):
         [count],
     )
     store.execute(
-        "INSERT INTO judge_verdicts SELECT trace_id, 'j', 'response', NULL, "
+        "INSERT INTO judge_verdicts (trace_id, judge, level, claim_index, label, score, explanation, "
+        "origin, import_id) SELECT trace_id, 'j', 'response', NULL, "
         "CASE WHEN hash(trace_id) % 10 = 0 THEN 'unsupported' ELSE 'supported' END, NULL, NULL, 'import', 1 "
         "FROM traces WHERE source_line % 10 = 0"
     )
