@@ -12,6 +12,7 @@ import pytest
 from sklearn import metrics
 from statsmodels.stats.proportion import proportion_confint
 
+from annotate.stats import judge as judge_stats
 from annotate.stats.gold import (
     EXCLUDED,
     SUPPORTED,
@@ -23,7 +24,6 @@ from annotate.stats.gold import (
     response_outcome,
     unresolved,
 )
-from annotate.stats import judge as judge_stats
 from annotate.stats.judge import Pair, calibration_stats, coverage, widened
 
 BINARY = {

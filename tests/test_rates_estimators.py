@@ -118,3 +118,108 @@ def test_wilson_at_a_whole_count_is_wilson():
     from annotate.stats.intervals import wilson_interval
 
     assert est.wilson_at(7 / 40, 40) == pytest.approx(wilson_interval(7, 40))
+
+
+def test_wilson_rate_is_statsmodels_wilson_and_says_why_when_empty():
+    """Catches the rate's interval, count or method swapped, and a number for no units."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    got = est.wilson_rate(7, 40, "labelled")
+    low, high = proportion_confint(7, 40, method="wilson")
+    assert (got.rate, got.n, got.method, got.reason) == (7 / 40, 40, "labelled", None)
+    assert (got.low, got.high) == (pytest.approx(low), pytest.approx(high))
+    empty = est.wilson_rate(0, 0, "labelled")
+    assert (empty.rate, empty.low, empty.high, empty.n, empty.reason) == (
+        None,
+        None,
+        None,
+        0,
+        "no units",
+    )
+
+
+def _rogan_gladen_by_hand(observed, cells, draws, level=0.95):
+    """Rogan & Gladen (1978) on each resample of the calibration groups, one at a time."""
+    values = []
+    for draw in draws:
+        tp, fn, tn, fp = (draw[:, None] * cells).sum(axis=0)
+        if not (tp + fn) or not (tn + fp):
+            continue
+        sens, spec = tp / (tp + fn), tn / (tn + fp)
+        if sens + spec - 1 > 0:
+            values.append(min(1.0, max(0.0, (observed + spec - 1) / (sens + spec - 1))))
+    tail = (1 - level) / 2
+    return values, np.quantile(values, [tail, 1 - tail])
+
+
+def test_rogan_gladen_interval_is_the_percentile_of_the_resampled_corrections():
+    """Catches the cells read in another order, an unclipped or unfiltered resample, the wrong
+    tails, or a point estimate off the pooled sensitivity and specificity."""
+    rng = np.random.default_rng(3)
+    highs = (4, 2, 6, 2)  # tp, fn, tn, fp per group: a judge better than chance
+    cells = np.column_stack([rng.integers(0, h, 60) for h in highs]).astype(float)
+    draws = rng.multinomial(60, np.full(60, 1 / 60), size=400).astype(float)
+    observed = 0.18
+    point, low, high = est.rogan_gladen_interval(observed, cells, draws)
+    tp, fn, tn, fp = cells.sum(axis=0)
+    assert point == pytest.approx(est.rogan_gladen(observed, tp / (tp + fn), tn / (tn + fp)))
+    values, (want_low, want_high) = _rogan_gladen_by_hand(observed, cells, draws)
+    assert len(values) == 400
+    assert (low, high) == (pytest.approx(want_low), pytest.approx(want_high))
+    _, (low90, high90) = _rogan_gladen_by_hand(observed, cells, draws, 0.9)
+    assert est.rogan_gladen_interval(observed, cells, draws, 0.9)[1:] == (
+        pytest.approx(low90),
+        pytest.approx(high90),
+    )
+
+
+def test_rogan_gladen_interval_without_both_gold_classes_or_skill_is_none():
+    """Catches a correction made with no missed or no clean units, or from mostly chance."""
+    draws = np.ones((10, 2))
+    no_positive = np.array([[0, 0, 5, 1], [0, 0, 4, 0]], dtype=float)
+    assert est.rogan_gladen_interval(0.2, no_positive, draws)[0] is None
+    chance = np.array([[1, 1, 1, 1], [1, 1, 1, 1]], dtype=float)  # sensitivity + specificity = 1
+    point, low, high = est.rogan_gladen_interval(0.2, chance, draws)
+    assert point is None and math.isnan(low) and math.isnan(high)
+    # Skilled on the whole table, but most resamples draw only the unskilled group: no interval.
+    mixed = np.array([[5, 0, 5, 0], [1, 1, 1, 1]], dtype=float)
+    draws = np.array([[0, 2]] * 6 + [[2, 0]] * 4, dtype=float)
+    point, low, high = est.rogan_gladen_interval(0.2, mixed, draws)
+    assert point is not None and math.isnan(low) and math.isnan(high)
+
+
+def test_ppi_unit_variance_is_the_variance_of_gold_minus_judge_on_a_population():
+    """Catches a wrong missed or false-alarm term, or the classical bound not applied: the
+    variance of Y - Yhat over a population with exactly these proportions, by numpy."""
+    for rate, sens, spec in [(0.2, 0.9, 0.95), (0.5, 0.7, 0.6), (0.1, 0.99, 0.5), (0.3, 0.2, 0.3)]:
+        n = 100_000
+        positives = round(rate * n)
+        y = np.r_[np.ones(positives), np.zeros(n - positives)]
+        yhat = np.r_[
+            np.ones(round(positives * sens)),
+            np.zeros(positives - round(positives * sens)),
+            np.zeros(round((n - positives) * spec)),
+            np.ones(n - positives - round((n - positives) * spec)),
+        ]
+        want = min(np.var(y - yhat), rate * (1 - rate))
+        assert est.ppi_unit_variance(rate, sens, spec) == pytest.approx(want, rel=1e-6)
+    assert est.ppi_unit_variance(0.3, 0.2, 0.3) == pytest.approx(0.21)  # the classical bound
+
+
+def test_a_plan_assumes_the_rate_nearest_one_half_that_wilson_allows():
+    """Catches a plan rate outside the data's Wilson interval or not the most cautious one."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert est.planning_rate(0, 0) == 0.5
+    assert est.planning_rate(20, 40) == 0.5
+    low, high = proportion_confint(2, 40, method="wilson")
+    assert est.planning_rate(2, 40) == pytest.approx(high) and high < 0.5
+    low, high = proportion_confint(38, 40, method="wilson")
+    assert est.planning_rate(38, 40) == pytest.approx(low) and low > 0.5
+
+
+def test_smoothed_adds_two_successes_and_two_failures():
+    """Agresti & Coull's (1998) 'add two successes and two failures' centre."""
+    assert est.smoothed(0, 0) == 0.5
+    assert est.smoothed(0, 10) == pytest.approx(2 / 14)
+    assert est.smoothed(10, 10) == pytest.approx(12 / 14)
