@@ -161,7 +161,7 @@ def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monk
 
     monkeypatch.delenv("ANNOTATE_MEMORY_LIMIT", raising=False)
     store = open_store(tmp_path / "default.duckdb")
-    assert store.scalar("SELECT current_setting('memory_limit')") == "381.4 MiB"  # 400MB
+    assert store.scalar("SELECT current_setting('memory_limit')") == "244.1 MiB"  # 256MB
     store.close()
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "1GB")
     store = open_store(tmp_path / "big.duckdb")

@@ -24,7 +24,7 @@ from annotate.store.schema import MIGRATIONS
 DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
-DEFAULT_MEMORY_LIMIT = "400MB"
+DEFAULT_MEMORY_LIMIT = "256MB"
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -162,7 +162,7 @@ class Store:
 
 
 def memory_limit() -> str:
-    """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 400MB."""
+    """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 256MB."""
     value = os.environ.get("ANNOTATE_MEMORY_LIMIT", "").strip() or DEFAULT_MEMORY_LIMIT
     if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
         raise StoreError(
