@@ -4,6 +4,7 @@ hand-computed Rogan-Gladen, a hand-computed Horvitz-Thompson ratio, the threshol
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -223,3 +224,191 @@ def test_smoothed_adds_two_successes_and_two_failures():
     assert est.smoothed(0, 0) == 0.5
     assert est.smoothed(0, 10) == pytest.approx(2 / 14)
     assert est.smoothed(10, 10) == pytest.approx(12 / 14)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "state"),
+    [
+        (0.05, 0.10, "warning"),
+        (0.10, 0.15, "warning"),
+        (None, 0.05, "no number"),
+        (0.2, None, "no number"),
+    ],
+)
+def test_an_interval_that_touches_the_threshold_holds_it(low, high, state):
+    """Catches `<=` for `<` at either end, and a half-missing interval read as a number."""
+    assert est.threshold_state(low, high, 0.10) == state
+
+
+def _bca_widened_by_hand(features, draws, members, strata, level=0.95):
+    """Efron & Tibshirani (1993, 14.3) BCa on the slice's resampled ratios, then the few-groups
+    widening sqrt(G / (G - 1)) * t(G - 1) / z around the estimate, G = groups - strata + 1."""
+    from scipy.stats import norm, t
+
+    total = features[members].sum(axis=0)
+    theta = total[0] / total[1]
+    sums = draws[:, members] @ features[members]
+    values = sums[:, 0] / sums[:, 1]
+    jack = (total[0] - features[members, 0]) / (total[1] - features[members, 1])
+    z0 = norm.ppf(np.mean(values < theta))
+    d = jack.mean() - jack
+    a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
+    tail = (1 - level) / 2
+    levels = [
+        norm.cdf(z0 + (z0 + norm.ppf(q)) / (1 - a * (z0 + norm.ppf(q)))) for q in (tail, 1 - tail)
+    ]
+    low, high = np.quantile(values, levels)
+    freedom = len(members) - strata
+    factor = math.sqrt((freedom + 1) / freedom) * t.ppf(1 - tail, freedom) / norm.ppf(1 - tail)
+    return (
+        theta,
+        max(0.0, theta - factor * (theta - low)),
+        min(1.0, theta + factor * (high - theta)),
+    )
+
+
+def test_the_weighted_ratios_interval_is_bca_widened_for_few_groups():
+    """Catches a wrong jackknife (either sum, either column), the widening's freedom or its
+    arithmetic, and a cap other than 1: BCa and the widening transcribed in the test."""
+    rng = np.random.default_rng(11)
+    groups = 14
+    features = np.column_stack([rng.integers(0, 4, groups), rng.integers(4, 9, groups)]) * 1.0
+    features[:, 0] *= rng.uniform(0.5, 2.0, groups)
+    strata = ["A"] * 8 + ["B"] * 6
+    draws, _, count = resample_weights(list(range(groups)), 2000, 5, strata)
+    members = np.arange(groups)
+    got = est.weighted_ratio(features, draws, members, count)
+    want = _bca_widened_by_hand(features, draws, members, count)
+    assert got == pytest.approx(want, rel=1e-9)
+    few = np.array([[1.9, 2.0], [3.0, 3.0], [2.7, 3.0], [4.0, 4.0]])  # near 1, few groups
+    draws, _, count = resample_weights(list(range(4)), 2000, 5)
+    got = est.weighted_ratio(few, draws, np.arange(4), count)
+    want = _bca_widened_by_hand(few, draws, np.arange(4), count)
+    assert got[2] == 1.0 and got == pytest.approx(want)
+
+
+def test_the_weighted_ratio_has_no_interval_without_freedom_or_defined_resamples():
+    """Catches the guards: one group per stratum, or fewer than half the resamples defined, has
+    no interval; two groups in one stratum (one degree of freedom) have one; no denominator at
+    all is no rate, a denominator of 1 is one."""
+    features = np.array([[1.0, 2.0], [0.0, 3.0], [2.0, 2.0]])
+    draws = np.array([[1, 1, 1], [2, 0, 1], [0, 2, 1], [1, 2, 0]], dtype=float)
+    rate, low, high = est.weighted_ratio(features, draws, np.arange(3), 3)  # one group a stratum
+    assert rate == pytest.approx(3 / 7) and math.isnan(low) and math.isnan(high)
+    _, low, high = est.weighted_ratio(features[:2], draws[:, :2], np.arange(2), 1)
+    assert not math.isnan(low) and not math.isnan(high)
+    assert est.weighted_ratio(np.zeros((3, 2)), draws, np.arange(3), 1) is None
+    assert est.weighted_ratio(np.array([[0.5, 0.5], [0, 0.25], [0, 0.25]]), draws, np.arange(3), 1)
+    # 5 groups, 6 resamples, the slice's denominator only in group 0: defined where it is drawn.
+    # 12 groups, 6 resamples, the slice's denominator only in group 0: defined where drawn.
+    sparse = np.vstack([[[1.0, 2.0]], np.zeros((11, 2))])
+    drawn = [1, 1, 1, 0, 0, 0]  # half the resamples (not half the groups) define it: an interval
+    draws = np.array([[d] + [1] * 11 for d in drawn], dtype=float)
+    _, low, _ = est.weighted_ratio(sparse, draws, np.arange(12), 1)
+    assert not math.isnan(low)
+    draws = np.array([[d] + [1] * 11 for d in [1, 1, 0, 0, 0, 0]], dtype=float)  # a third: none
+    _, low, _ = est.weighted_ratio(sparse, draws, np.arange(12), 1)
+    assert math.isnan(low)
+
+
+def test_wilson_at_one_unit_and_the_corrections_cap():
+    """Catches n = 1 treated as no units, and Rogan-Gladen not capped at 1 when the observed
+    rate is above the judge's sensitivity."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert est.wilson_at(1.0, 1) == pytest.approx(proportion_confint(1, 1, method="wilson"))
+    assert est.rogan_gladen(0.95, 0.9, 0.95) == 1.0
+
+
+def test_ppi_at_another_level_is_ppi_pythons_at_that_level():
+    """Catches the level turned into a wrong alpha: the standard error behind ppi-python's 90%
+    interval is the same positive number as behind its 95% one."""
+    gold, judged, unlabelled = fixed_example()
+    data = est.StratumData(1.0, gold, judged, unlabelled)
+    _, se90 = est.ppi_stratum(data, level=0.9, floor=False)
+    low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(gold, judged, unlabelled, alpha=0.1))
+    assert se90 == pytest.approx((high - low) / (2 * 1.6448536269514722))
+    assert se90 == pytest.approx(est.ppi_stratum(data, floor=False)[1])
+
+
+def test_the_floor_applies_by_default_and_counts_misses_alarms_and_the_unlabelled():
+    """Catches the floor off by default, a miss or an alarm not counted, a wrong variance
+    term, and the unlabelled part's variance dropped, added wrongly or invented when empty.
+    By hand: se^2 = (m + a - (m - a)^2) / n + var(unlabelled) / N, with m and a the miss and
+    false-alarm shares after a quarter pseudo-count each."""
+    gold = np.array([1.0] * 6 + [0.0] * 34)
+    judged = np.array([0.0] * 3 + [1.0] * 3 + [1.0] * 1 + [0.0] * 33)  # 3 misses, 1 alarm
+    unlabelled = np.array([1.0] * 30 + [0.0] * 170)
+    m, a = 3.25 / 40.5, 1.25 / 40.5
+    want = math.sqrt((m + a - (m - a) ** 2) / 40 + np.var(unlabelled) / 200)
+    assert est.rectifier_floor(gold, judged, unlabelled) == pytest.approx(want)
+    assert est.rectifier_floor(gold, judged, np.array([])) == pytest.approx(
+        math.sqrt((m + a - (m - a) ** 2) / 40)
+    )
+    one_miss = np.array([1.0] * 4 + [0.0] * 36)
+    data = est.StratumData(1.0, one_miss, np.r_[0.0, one_miss[1:]], np.zeros(2000))
+    m, a = 1.25 / 40.5, 0.25 / 40.5  # one miss, no alarm: the floor binds over ppi-python's se
+    want = math.sqrt((m + a - (m - a) ** 2) / 40)
+    assert est.ppi_stratum(data)[1] == pytest.approx(want)
+    assert want > est.ppi_stratum(data, floor=False)[1]
+    agreeing = np.array([0.0] * 38 + [1.0] * 2)
+    data = [est.StratumData(1.0, agreeing, agreeing.copy(), np.zeros(5000))]
+    _, low, high = est.ppi_stratified(data)  # default: floored, so not a zero-width interval
+    assert (low, high) == (0.0, pytest.approx(1.959963984540054 * math.sqrt(0.5 / 40.5 / 40)))
+
+
+def test_ppi_keeps_a_rate_and_its_interval_within_zero_and_one():
+    """Catches a bound left outside [0, 1]: on these 12 labels (the judge misses 6 of 9
+    unsupported, gold and judge per unit below) with 363 of 371 unlabelled units flagged,
+    ppi-python's estimate is 1.48 and the low bound was 1.20, above the high bound of 1."""
+    gold = np.array([1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0], dtype=float)
+    judged = np.array([0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0], dtype=float)
+    unlabelled = np.array([1.0] * 363 + [0.0] * 8)
+    assert float(np.ravel(ppi_mean_pointestimate(gold, judged, unlabelled))[0]) > 1.4
+    data = [est.StratumData(1.0, gold, judged, unlabelled)]
+    assert est.ppi_stratified(data, floor=False) == (1.0, 1.0, 1.0)
+    flipped = [est.StratumData(1.0, 1 - gold, 1 - judged, 1 - unlabelled)]
+    assert est.ppi_stratified(flipped, floor=False) == (0.0, 0.0, 0.0)
+
+
+def test_drift_of_two_exact_rates_and_of_unequal_widths():
+    """Catches the zero-spread cases mixed up, one window's width used twice, and a p that is
+    not two-sided: p from scipy's normal survival function."""
+    from scipy.stats import norm
+
+    assert est.drift_test((0.1, 0.1, 0.1), (0.1, 0.1, 0.1)) == (0.0, 1.0)
+    assert est.drift_test((0.1, 0.1, 0.1), (0.2, 0.2, 0.2)) == (math.inf, 0.0)
+    z, p = est.drift_test((0.10, 0.09, 0.11), (0.14, 0.10, 0.18))
+    se_before, se_after = 0.01 / 1.959963984540054, 0.04 / 1.959963984540054
+    assert z == pytest.approx(0.04 / math.sqrt(se_before**2 + se_after**2))
+    assert p == pytest.approx(2 * norm.sf(z))
+
+
+def test_labels_needed_with_a_small_population_is_cochrans_correction():
+    """Catches the finite-population correction's n0 - 1 miswritten: Cochran (1977, 4.2)."""
+    for variance, width, population in [(0.01, 0.1, 20), (0.05, 0.1, 40), (0.25, 0.2, 30)]:
+        n0 = (1.959963984540054 / (width / 2)) ** 2 * variance
+        want = math.ceil(n0 / (1 + (n0 - 1) / population))
+        assert est.labels_needed(variance, width, population) == want
+    assert est.labels_needed(0.01, 0.1, 20) == 9
+    assert est.labels_needed(0.0209, 0.1, 10) == 8  # 32.1 / (1 + 31.1 / 10) = 7.81
+
+
+def test_score_summary_keys_defaults_and_edges():
+    """Catches renamed keys, another percentile, another default bucket count, a spread for one
+    score, and an empty summary that claims a count."""
+    scores = np.linspace(0, 1, 101)
+    summary = est.score_summary(scores)
+    assert set(summary) == {"count", "p50", "p95", "std", "buckets"}
+    assert summary["count"] == 101 and summary["p95"] == pytest.approx(np.percentile(scores, 95))
+    assert len(summary["buckets"]) == 10
+    assert set(summary["buckets"][0]) == {"low", "high", "count"}
+    counts, edges = np.histogram(scores, bins=10)
+    assert [b["count"] for b in summary["buckets"]] == counts.tolist()
+    assert summary["buckets"][-1]["high"] == pytest.approx(edges[-1])
+    assert est.score_summary([0.4])["std"] == 0.0
+    assert est.score_summary([0.2, 0.4])["std"] == pytest.approx(np.std([0.2, 0.4], ddof=1))
+    assert est.score_summary([]) == {"count": 0, "reason": "no scores"}
+    assert len(est.score_summary(scores, buckets=4)["buckets"]) == 4
+    exact = est.score_summary([Decimal("0.25"), Decimal("0.75")])  # as a DECIMAL column reads
+    assert exact["p50"] == 0.5 and exact["buckets"][0]["count"] == 1
