@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ from annotate.sampling.samples import (
 from annotate.store import Store
 from annotate.store import samples as sample_sql
 from annotate.store import sources as sql
+from annotate.store.frame_verdicts import Signature, add_signatures
+from annotate.store.samples import stratum_key_text
 
 SOURCE_FORMATS = sql.SOURCE_FORMATS
 _SUFFIXES = {
@@ -78,6 +80,9 @@ def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Sourc
 # what the emitted rows query adds to a trace's columns (annotate.sampling.warehouse)
 _READER_COLUMNS = ("filename", "file_row_number")  # added by the reader, not the files'
 _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
+# The judge of a warehouse's judge_label column: the name `annotate import` gives a verdict
+# that names no judge. A drawn row's judge_label becomes its response-level verdict.
+WAREHOUSE_JUDGE = "imported"
 
 
 class SourceFrame:
@@ -106,6 +111,9 @@ class SourceFrame:
                 f"{', '.join(c for c in self.columns if c not in _READER_COLUMNS)} (or --map {unknown[0]}=COLUMN)"
             )
         self.has_judge = sql.column_expr(self.columns, source.mapping, "judge") is not None
+        self.drawn_labels: dict[str, str | None] = {}  # trace -> judge_label (--from-rows)
+        # whose verdict judge_label is (--from-rows; None: the counts have no judge_label)
+        self.warehouse_judge: str | None = None
         self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
 
     def _cte(self, seed: int | None = None) -> tuple[str, list[Any]]:
@@ -132,11 +140,13 @@ class SourceFrame:
         excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
         return counts, frame_size, excluded
 
-    def judge_counts(self) -> list[tuple[Any, str, str, int]]:
+    def undrawn_signatures(self, drawn: Sequence[str]) -> list[Signature]:
+        """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""
         if not self.has_judge:
             return []
         cte, params = self._cte()
-        return sql.judge_counts(self.store, cte, params, len(self.spec.by), self.judge_kind)
+        width = len(self.spec.by)
+        return sql.undrawn_signatures(self.store, cte, params, width, self.judge_kind, drawn)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
         cte, params = self._cte(self.spec.seed)
@@ -152,8 +162,12 @@ class SourceFrame:
         id_column = source.mapping.get("trace_id", "trace_id")
         by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for row in table.to_pylist():
+            label = row.get("judge_label") if source.counts and self.warehouse_judge else None
             for extra in _WAREHOUSE_COLUMNS if source.counts else ():
                 row.pop(extra, None)
+            if label:
+                row["judge"] = _with_label(row.get("judge"), self.warehouse_judge, label)
+            self.drawn_labels[str(row.get(id_column))] = label
             name = row.pop("filename")
             number = row.pop("file_row_number", None)
             by_file[name].append((number + 1 if number is not None else 0, row))
@@ -182,6 +196,21 @@ class SourceFrame:
                 f"was stored:\n  {shown}{more}"
             )
         return imported
+
+
+def _with_label(verdicts: Any, judge: str, label: str) -> Any:
+    """A drawn row's verdicts with its judge_label as `judge`'s response-level verdict, unless
+    the row already holds one (a table with both columns: the judge column wins)."""
+    listed = [verdicts] if isinstance(verdicts, Mapping) else list(verdicts or [])
+    for item in listed:
+        if (
+            isinstance(item, Mapping)
+            and (item.get("judge") or "imported") == judge
+            and (item.get("level") or ("claim" if item.get("claim") is not None else "response"))
+            == "response"
+        ):
+            return verdicts
+    return [*listed, {"judge": judge, "level": "response", "label": label}]
 
 
 def _file_lines(path: str, fmt: str, id_column: str, ids: Mapping[int, str]) -> dict[int, int]:
@@ -237,14 +266,15 @@ def draw_from_source(
         ranges = [(s.values, 0, s.sample) for s in strata]
         units = frame.ranks(ranges)
         record = {**source.as_json(), "files": len(frame.files)}
-        _record_draw(store, frame, plan, ranges, units, who, record, frame.judge_counts())
+        _record_draw(store, frame, plan, ranges, units, who, record, frame.undrawn_signatures)
     return plan
 
 
 def read_counts(
     path: str, by: Sequence[str]
-) -> tuple[list[tuple[Any, int, float | None]], list[tuple[Any, str, str, int]]]:
-    """The counts query's result as CSV: (stratum values, N_h, None) and judge label counts.
+) -> tuple[list[tuple[Any, int, float | None]], list[tuple[Any, str, str, int]] | None]:
+    """The counts query's result as CSV: (stratum values, N_h, None) and judge label counts
+    (None: no judge_label column).
 
     An empty cell is a missing value (warehouses export NULL so)."""
     try:
@@ -260,7 +290,7 @@ def read_counts(
             "give the --by the counts query was emitted with"
         )
     totals: dict[tuple[Any, ...], int] = defaultdict(int)
-    labels: list[tuple[Any, str, str, int]] = []
+    labels: list[tuple[Any, str, str, int]] | None = [] if "judge_label" in header else None
     for number, row in enumerate(rows, start=2):
         key = tuple(row[name] or None for name in by)
         try:
@@ -270,7 +300,7 @@ def read_counts(
                 f"{path}, line {number}: traces must be a whole number, got {row['traces']!r}"
             ) from None
         totals[key] += traces
-        if row.get("judge_label"):
+        if labels is not None and row.get("judge_label"):
             labels.append((key, "", row["judge_label"], traces))
     order = sorted(totals, key=lambda key: [(v is None, v or "") for v in key])
     return [(key, totals[key], None) for key in order], labels
@@ -282,9 +312,12 @@ def draw_from_results(
     counts_path: str,
     rows_path: str,
     created_by: Actor | str | None = None,
+    judge: str = "",
 ) -> Plan:
     """Record a sample the warehouse drew (annotate sample --emit-sql): N_h from the counts
-    query's CSV, the traces from the rows query's Parquet, kept by the same rule."""
+    query's CSV, the traces from the rows query's Parquet, kept by the same rule. `judge`
+    names the judge of the judge_label column (default: WAREHOUSE_JUDGE)."""
+    judge = judge or WAREHOUSE_JUDGE
     who = as_actor(created_by)
     source = Source(rows_path, "parquet", {}, counts_path)
     with store.transaction():
@@ -297,6 +330,7 @@ def draw_from_results(
         strata = _plan_strata(spec, counts)
         plan = Plan(spec, frame_size, {"no_context": 0, "filtered_out": 0}, strata, 0)
         frame = SourceFrame(store, source, spec)
+        frame.warehouse_judge = judge if label_counts is not None else None
         ranges = [(s.values, 0, s.sample) for s in strata]
         units = frame.ranks(ranges)
         short = [
@@ -307,8 +341,38 @@ def draw_from_results(
                 f"{rows_path} holds fewer rows than the sample needs in stratum "
                 f"{list(short[0].values)}; run the rows query emitted with the same spec"
             )
-        _record_draw(store, frame, plan, ranges, units, who, source.as_json(), label_counts)
+        _record_draw(
+            store, frame, plan, ranges, units, who, source.as_json(),
+            lambda drawn: _undrawn_labels(
+                label_counts or [], frame.drawn_labels, units, counts_path, judge
+            ),
+        )  # fmt: skip
     return plan
+
+
+def _undrawn_labels(
+    label_counts: Sequence[tuple[Any, str, str, int]],
+    drawn_labels: Mapping[str, str | None],
+    units: Sequence[tuple[str, Any, int]],
+    counts_path: str,
+    judge: str,
+) -> list[Signature]:
+    """The counts query's judge_label counts less the drawn rows' own, as response-level
+    signatures of the judge of the judge_label column."""
+    left: dict[tuple[str, str], int] = defaultdict(int)
+    for key, _, label, traces in label_counts:
+        left[(stratum_key_text(key), label)] += traces
+    for trace_id, key, _ in units:
+        label = drawn_labels.get(trace_id)
+        if label:
+            left[(stratum_key_text(key), label)] -= 1
+    short = [(key, label) for (key, label), n in left.items() if n < 0]
+    if short:
+        raise SampleError(
+            f"{counts_path} counts fewer traces with judge_label {short[0][1]!r} in stratum "
+            f"{short[0][0]} than the drawn rows hold; run both queries over the same table"
+        )
+    return [(key, judge, label, (), (), n) for (key, label), n in sorted(left.items()) if n]
 
 
 def _plan_strata(spec: SampleSpec, counts: list[Any]) -> list[StratumPlan]:
@@ -328,14 +392,15 @@ def _record_draw(
     units: list[Any],
     who: Actor,
     source: dict[str, Any],
-    label_counts: Any,
+    undrawn: Callable[[Sequence[str]], list[Signature]],
 ) -> None:
-    """Import the drawn traces and record the sample, its units, judge counts and the act."""
+    """Import the drawn traces and record the sample, its units, the judge's verdicts over
+    the undrawn frame traces, and the act."""
     frame.import_drawn(units, who)
     plan.max_import_id = sample_sql.max_import_id(store)
     sample_sql.insert_sample(store, _sample_record(plan, who.name, source))
     _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
-    sample_sql.add_judge_counts(store, plan.spec.name, label_counts)
+    add_signatures(store, plan.spec.name, undrawn([u[0] for u in units]))
     record_act(
         store,
         who,
