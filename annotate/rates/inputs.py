@@ -16,11 +16,11 @@ import pandas as pd
 from annotate.errors import UsageError
 from annotate.judge.labels import mapping_rows
 from annotate.labelling.evidence import load_evidence
+from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, claim_gold, response_gold
 from annotate.store import Store
 from annotate.store import rates as sql
-from annotate.rates.undrawn import undrawn_rows
 from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import (
     Filters,
@@ -147,7 +147,7 @@ def _with_undrawn(
     taken = units.groupby("stratum")["trace_id"].count().to_dict()
     left = {key: population - int(taken.get(key, 0)) for key, population in populations.items()}
     signatures = recorded_signatures(store, sample)
-    rest = undrawn_rows(signatures, judge, outcomes, left, strata_columns, frame.columns)
+    rest = undrawn_rows(signatures, judge, outcomes, left, strata_columns, list(frame.columns))
     return pd.concat([drawn, rest], ignore_index=True) if len(rest) else drawn
 
 

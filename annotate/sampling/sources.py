@@ -162,11 +162,12 @@ class SourceFrame:
         id_column = source.mapping.get("trace_id", "trace_id")
         by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for row in table.to_pylist():
-            label = row.get("judge_label") if source.counts and self.warehouse_judge else None
+            judge = self.warehouse_judge if source.counts else None
+            label = row.get("judge_label") if judge else None
             for extra in _WAREHOUSE_COLUMNS if source.counts else ():
                 row.pop(extra, None)
-            if label:
-                row["judge"] = _with_label(row.get("judge"), self.warehouse_judge, label)
+            if judge and label:
+                row["judge"] = _with_label(row.get("judge"), judge, label)
             self.drawn_labels[str(row.get(id_column))] = label
             name = row.pop("filename")
             number = row.pop("file_row_number", None)
@@ -363,9 +364,9 @@ def _undrawn_labels(
     for key, _, label, traces in label_counts:
         left[(stratum_key_text(key), label)] += traces
     for trace_id, key, _ in units:
-        label = drawn_labels.get(trace_id)
-        if label:
-            left[(stratum_key_text(key), label)] -= 1
+        drawn = drawn_labels.get(trace_id)
+        if drawn:
+            left[(stratum_key_text(key), drawn)] -= 1
     short = [(key, label) for (key, label), n in left.items() if n < 0]
     if short:
         raise SampleError(
