@@ -213,7 +213,7 @@ def warehouse_table(rows: list[dict]) -> pa.Table:
 def test_duckdb_emitted_sql_draws_the_in_place_sample(dataset, tmp_path, fresh_store):
     import duckdb
 
-    from annotate.sampling.sources import draw_from_results
+    from annotate.sampling.results import draw_from_results
     from annotate.sampling.warehouse import emit
 
     root, rows, _ = dataset

@@ -17,13 +17,9 @@ from annotate.sampling.allocation import (
     parse_sizes,
     parse_where,
 )
+from annotate.sampling.results import draw_from_results
 from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
-from annotate.sampling.sources import (
-    SOURCE_FORMATS,
-    draw_from_results,
-    draw_from_source,
-    make_source,
-)
+from annotate.sampling.sources import SOURCE_FORMATS, draw_from_source, make_source
 from annotate.sampling.warehouse import DIALECTS
 from annotate.sampling.warehouse import emit as emit_queries
 

@@ -52,6 +52,10 @@ class RatesInput:
     # stratum columns alone (this says why not by others)
     frame_elsewhere: str | None = None
 
+    def __post_init__(self) -> None:
+        if "traces" not in self.frame.columns:  # a frame built row by row: one trace a row
+            self.frame = self.frame.assign(traces=1)
+
 
 def default_judge(store: Store) -> str | None:
     """The judge with the most verdicts in the store (None when there are none)."""
