@@ -220,3 +220,24 @@ def test_a_top_up_keeps_the_counts_equal(stores):
     assert frame_judge_counts(load_inputs(lake, "s", (), "j")) == frame_judge_counts(
         load_inputs(full, "s", (), "j")
     )
+
+
+def test_the_rates_page_shows_judge_rates_of_a_lake_sample(tmp_path, monkeypatch):
+    from conftest import run_app
+
+    from annotate.accounts.users import User
+
+    paths = write_dataset(tmp_path / "traces", make_rows(300))
+    path = tmp_path / "page.duckdb"
+    store = open_store(path)
+    source = make_source(str(tmp_path / "traces/**/*.parquet"), None, {})
+    draw_from_source(store, SampleSpec(name="s", n=60, by=("feature",), seed=2), source)
+    import_labels(store, label_lines(store, tmp_path / "labels.jsonl"))
+    store.close()
+    assert len(paths) == 4
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    app = run_app(User("audrey", "auditor"), "pages/rates.py")
+    table = app.dataframe[0].value
+    overall = table[table["slice"] == "overall"]
+    judged = overall[overall["estimator"].isin(["judge_raw", "judge_corrected"])]
+    assert len(judged) and judged["rate"].notna().all(), judged
