@@ -281,9 +281,10 @@ def exp_table():
     return sqlglot.exp.Table
 
 
-def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
-    """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
-    pyspark = pytest.importorskip(
+@pytest.fixture(scope="module")
+def spark():
+    """One local Spark session for the module (starting one takes seconds), stopped after."""
+    pytest.importorskip(
         "pyspark", reason="pyspark is not installed (optional: pip install -e '.[spark]' and a JRE)"
     )
     import shutil
@@ -292,6 +293,19 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
         pytest.skip("no Java runtime: Spark cannot start (apt-get install openjdk-17-jre-headless)")
     from pyspark.sql import SparkSession
 
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("annotate-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store, spark):
+    """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
     from annotate.sampling.warehouse import emit
 
     root, rows, _ = dataset
@@ -299,16 +313,12 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
     table = warehouse_table(rows).drop_columns(["judge", "context"])
     path = tmp_path / "wh.parquet"
     pq.write_table(table, path)
-    spark = SparkSession.builder.master("local[1]").appName("annotate-test").getOrCreate()
-    try:
-        spark.read.parquet(str(path)).createOrReplaceTempView("lake_traces")
-        counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "spark", judge_label=False)
-        drawn = spark.sql(rows_sql).collect()
-        counts = {
-            (r["feature"], r["risk_category"]): r["traces"] for r in spark.sql(counts_sql).collect()
-        }
-    finally:
-        spark.stop()
+    spark.read.parquet(str(path)).createOrReplaceTempView("lake_traces")
+    counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "spark", judge_label=False)
+    drawn = spark.sql(rows_sql).collect()
+    counts = {
+        (r["feature"], r["risk_category"]): r["traces"] for r in spark.sql(counts_sql).collect()
+    }
     assert counts == {s.values: s.population for s in in_place.strata}
     sizes = {s.values: s.sample for s in in_place.strata}
     kept = [
@@ -317,7 +327,6 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
         if r["sample_rank"] <= sizes[(r["feature"], r["risk_category"])]
     ]
     assert sorted(kept) == sorted(in_place.trace_ids)
-    assert pyspark is not None
 
 
 def test_jsonl_and_csv_sources_draw_as_their_import(tmp_path):
