@@ -163,6 +163,33 @@ def test_judge_counts_per_stratum_equal_the_imported_frames(stores):
         )
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_json_lines_and_csv_verdicts_count_as_parquets(stores, tmp_path, fmt):
+    """The verdicts read through JSON (a JSON Lines object, a CSV cell of JSON text) give
+    the same counts as the imported Parquet files."""
+    import csv
+
+    full, _, _ = stores
+    rows = make_rows(700)
+    path = tmp_path / f"t.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        with path.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            for r in rows:
+                cells = {k: json.dumps(r[k]) for k in ("context", "claims", "judge")}
+                writer.writerow({**r, **cells})
+    store = open_store(tmp_path / "other.duckdb")
+    try:
+        draw_from_source(store, SPEC, make_source(str(path), None, {}))
+        in_place = merge_signatures(recorded_signatures(store, "s"), drawn_signatures(store, "s"))
+    finally:
+        store.close()
+    assert in_place == store_frame_signatures(full, Filters(), SPEC.by, None)
+
+
 @pytest.mark.parametrize("judge", ["j", "k"])
 def test_judge_only_and_ppi_rates_equal_the_imported_ones(stores, judge):
     full, lake, _ = stores
