@@ -268,3 +268,22 @@ def test_the_rates_page_shows_judge_rates_of_a_lake_sample(tmp_path, monkeypatch
     overall = table[table["slice"] == "overall"]
     judged = overall[overall["estimator"].isin(["judge_raw", "judge_corrected"])]
     assert len(judged) and judged["rate"].notna().all(), judged
+
+
+def test_a_lake_sample_drawn_before_the_counts_were_kept_gives_no_judge_rate(tmp_path):
+    """Migration 0012 marks the source samples drawn before it: their judge rates say to
+    draw again, instead of reading the missing rest of the frame as unjudged."""
+    write_dataset(tmp_path / "traces", make_rows(200))
+    path = tmp_path / "old.duckdb"
+    store = open_store(path)
+    source = make_source(str(tmp_path / "traces/**/*.parquet"), None, {})
+    draw_from_source(store, SampleSpec(name="s", n=40, by=("feature",), seed=2), source)
+    store.execute("DELETE FROM schema_migrations WHERE name = '0012_source_judge_counts'")
+    store.close()
+    store = open_store(path)  # 0012 applied again, as to a store from before it
+    try:
+        rows = rates(store, "j", by=())
+    finally:
+        store.close()
+    judged = [r for r in rows if r["estimator"] in ("judge_raw", "judge_corrected")]
+    assert judged and all(r["rate"] is None and "draw it again" in r["reason"] for r in judged)

@@ -126,7 +126,9 @@ def judge_raw(
 def _not_by_strata(inputs: RatesInput, values: Mapping[str, Any]) -> bool:
     """A source sample's undrawn traces are known per stratum: no judge rate over a slice
     by other columns."""
-    return bool(inputs.frame_elsewhere) and not set(values) <= set(inputs.strata_columns)
+    if not inputs.frame_elsewhere:
+        return False
+    return not inputs.judge_frame_known or not set(values) <= set(inputs.strata_columns)
 
 
 def _pairs(inputs: RatesInput, level: str) -> pd.DataFrame:

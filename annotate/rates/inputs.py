@@ -51,6 +51,7 @@ class RatesInput:
     # undrawn traces are rows per stratum and verdict signature, so judge rates slice by the
     # stratum columns alone (this says why not by others)
     frame_elsewhere: str | None = None
+    judge_frame_known: bool = True  # False: drawn in place before those counts were recorded
 
     def __post_init__(self) -> None:
         if "traces" not in self.frame.columns:  # a frame built row by row: one trace a row
@@ -120,6 +121,7 @@ def load_inputs(
         rubric_versions=sql.judge_rubric_versions(store, judge) if judge else [],
         unmapped=unmapped,
         frame_elsewhere=_frame_elsewhere(row),
+        judge_frame_known=(row.get("source") or {}).get("judge_counts") != "not recorded",
     )
 
 
@@ -127,6 +129,11 @@ def _frame_elsewhere(row: Mapping[str, Any]) -> str | None:
     source = row.get("source")
     if not source:
         return None
+    if source.get("judge_counts") == "not recorded":
+        return (
+            f"the sample was drawn where the traces live ({source['path']}) before the judge's "
+            "verdicts on the rest of the frame were recorded: draw it again for judge rates"
+        )
     return (
         f"the sample was drawn where the traces live ({source['path']}): the store holds the "
         f"judge's verdicts on the rest of the frame per stratum, so judge rates slice by "

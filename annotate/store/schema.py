@@ -349,6 +349,8 @@ CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (
 # verdict wins over the claims'), so the frame's verdicts are kept per trace signature: the
 # undrawn traces of a stratum grouped by their latest response label and claim labels.
 _SOURCE_JUDGE_COUNTS = """
+UPDATE samples SET source = json_merge_patch(source, '{"judge_counts": "not recorded"}')
+    WHERE source IS NOT NULL;         -- drawn before: no judge rates until drawn again
 DROP TABLE sample_judge_counts;
 CREATE TABLE sample_judge_counts (    -- a source sample's undrawn frame traces, per stratum and verdict signature
     sample VARCHAR NOT NULL,
