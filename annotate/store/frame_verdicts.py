@@ -3,8 +3,8 @@ their latest response-level label and the set of their latest claim-level labels
 claim verdicts per label summed. Any label mapping chosen later gives each group one outcome,
 so rates over files read in place need only these rows (annotate.rates.undrawn).
 
-The SQL is one text over `sig_frame(trace_id, s0..)` and `verdicts(trace_id, judge, level,
-claim, label, pos)`; the latest verdict per (trace, judge, level, claim) is the one with the
+The SQL is one text over `verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` (the
+verdicts of the traces of `sig_frame(trace_id, s0..)`, with their stratum values); the latest verdict per (trace, judge, level, claim) is the one with the
 highest `pos` (a file's list order, the store's rowid), as in store.rates.frame_table.
 """
 
@@ -20,21 +20,29 @@ from annotate.store.samples import Filters, frame_cte, stratum_key_text
 # (stratum key text, judge, response label, claim labels, claim verdicts per label, traces)
 Signature = tuple[str, str, str | None, tuple[str, ...], tuple[int, ...], int]
 
+# A trace with one verdict (`nv`: its verdicts) is its own signature: no group by trace,
+# the one costly step over a file's every verdict.
 _SIGNATURES = (
-    "latest AS (SELECT trace_id, judge, level, claim, arg_max(label, pos) AS label "
-    "FROM verdicts GROUP BY ALL), "
-    "per_trace AS MATERIALIZED (SELECT trace_id, judge, "
-    "max(label) FILTER (WHERE level = 'response') AS response_label, "
-    "coalesce(list_sort(list(DISTINCT label) FILTER (WHERE level = 'claim')), []::VARCHAR[]) "
-    "AS claim_labels FROM latest GROUP BY ALL), "
-    "claim_n AS (SELECT trace_id, judge, label, count(*) AS n FROM latest "
-    "WHERE level = 'claim' GROUP BY ALL) "
-    "SELECT {keys}, p.judge, p.response_label, p.claim_labels, NULL::VARCHAR AS label, "
-    "count(*) AS n FROM sig_frame f JOIN per_trace p USING (trace_id) GROUP BY ALL "
+    "per_trace AS (SELECT trace_id, {keys}, judge, "
+    "arg_max(label, pos) FILTER (WHERE level = 'response') AS response_label "
+    "FROM verdicts WHERE nv > 1 GROUP BY ALL UNION ALL "
+    "SELECT trace_id, {keys}, judge, CASE WHEN level = 'response' THEN label END "
+    "FROM verdicts WHERE nv = 1), "
+    "claim_latest AS (SELECT trace_id, judge, claim, arg_max(label, pos) AS label "
+    "FROM verdicts WHERE level = 'claim' GROUP BY ALL), "
+    "claim_n AS (SELECT trace_id, judge, label, count(*) AS n FROM claim_latest GROUP BY ALL), "
+    "claim_sets AS (SELECT trace_id, judge, list(label ORDER BY label) AS claim_labels, "
+    "list(n ORDER BY label) AS claim_counts FROM claim_n GROUP BY ALL), "
+    "sig AS MATERIALIZED (SELECT {keys}, p.judge, p.response_label, "
+    "coalesce(c.claim_labels, []::VARCHAR[]) AS claim_labels, "
+    "coalesce(c.claim_counts, []::BIGINT[]) AS claim_counts "
+    "FROM per_trace p LEFT JOIN claim_sets c USING (trace_id, judge)) "
+    "SELECT {keys}, judge, response_label, claim_labels, NULL::VARCHAR AS label, "
+    "count(*) AS n FROM sig GROUP BY ALL "
     "UNION ALL "
-    "SELECT {keys}, p.judge, p.response_label, p.claim_labels, c.label, sum(c.n) AS n "
-    "FROM sig_frame f JOIN per_trace p USING (trace_id) "
-    "JOIN claim_n c ON c.trace_id = p.trace_id AND c.judge = p.judge GROUP BY ALL"
+    "SELECT {keys}, judge, response_label, claim_labels, label, sum(n) AS n FROM "
+    "(SELECT *, unnest(claim_labels) AS label, unnest(claim_counts) AS n FROM sig) "
+    "GROUP BY ALL"
 )
 
 
@@ -49,7 +57,7 @@ def signatures(
     """The signature rows of `sig_frame`'s traces; `ctes` defines sig_frame and verdicts
     (reading `_batch` when `batch` is given). Stratum keys come back as their stored text
     (`text_keys`: s0 already is that text)."""
-    keys = ", ".join(f"f.s{i}" for i in range(width))
+    keys = ", ".join(f"s{i}" for i in range(width))
     sql = f"WITH {ctes}, {_SIGNATURES.format(keys=keys)}"
     if batch is None:
         rows = store.fetchall(sql, list(params))
@@ -83,17 +91,20 @@ def _order(row: Signature) -> tuple[Any, ...]:
     return (row[0], row[1], row[2] is None, row[2] or "", row[3])
 
 
-_STORE_VERDICTS = (
-    "verdicts AS (SELECT trace_id, judge, level, CAST(claim_index AS VARCHAR) AS claim, label, "
-    "rowid AS pos FROM judge_verdicts WHERE trace_id IN (SELECT trace_id FROM sig_frame))"
-)
+def _store_verdicts(width: int) -> str:
+    keys = "".join(f", f.s{i}" for i in range(width))
+    return (
+        f"verdicts AS (SELECT v.trace_id{keys}, v.judge, v.level, "
+        "CAST(v.claim_index AS VARCHAR) AS claim, v.label, v.rowid AS pos, 2 AS nv "
+        "FROM judge_verdicts v JOIN sig_frame f USING (trace_id))"
+    )
 
 
 def drawn_signatures(store: Store, sample: str) -> list[Signature]:
     """The sample's units, by their stored stratum key, with the store's verdicts."""
     ctes = (
         "sig_frame AS (SELECT trace_id, stratum_key AS s0 FROM sample_units WHERE sample = ?), "
-        + _STORE_VERDICTS
+        + _store_verdicts(1)
     )
     return signatures(store, ctes, [sample], 1, text_keys=True)
 
@@ -103,7 +114,7 @@ def store_frame_signatures(
 ) -> list[Signature]:
     """The frame of traces in the store (an imported population), as a sample over it sees it."""
     cte, params = frame_cte(filters, by, max_import_id)
-    ctes = f"{cte}, sig_frame AS (SELECT * FROM frame), {_STORE_VERDICTS}"
+    ctes = f"{cte}, sig_frame AS (SELECT * FROM frame), {_store_verdicts(len(by))}"
     return signatures(store, ctes, params, len(by))
 
 

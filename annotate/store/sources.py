@@ -248,17 +248,19 @@ def _verdict_fields(judge_kind: str | None) -> tuple[str, str]:
     return items, select
 
 
-def file_verdicts_cte(judge_kind: str | None) -> str:
-    """`verdicts(trace_id, judge, level, claim, label, pos)` of sig_frame's `judge` column, by
+def file_verdicts_cte(judge_kind: str | None, width: int) -> str:
+    """`verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` of sig_frame's `judge` column, by
     the import's rules: no judge name is "imported", no level is "claim" when a claim index
     is given, else "response"; a response-level verdict has no claim."""
     items, select = _verdict_fields(judge_kind)
+    keys = "".join(f", s{i}" for i in range(width))
     return (
-        "raw_verdicts AS (SELECT trace_id, pos, " + select + " FROM (SELECT trace_id, "
+        f"raw_verdicts AS (SELECT trace_id{keys}, pos, nv, " + select + " FROM "
+        f"(SELECT trace_id{keys}, len(items) AS nv, "
         "unnest(items) AS v, unnest(range(len(items))) AS pos FROM "
-        f"(SELECT trace_id, {items} AS items FROM sig_frame))), "
-        "verdicts AS (SELECT trace_id, coalesce(nullif(judge, ''), 'imported') AS judge, lvl AS level, "
-        "CASE WHEN lvl = 'claim' THEN claim END AS claim, label, pos FROM (SELECT *, "
+        f"(SELECT trace_id{keys}, {items} AS items FROM sig_frame))), "
+        f"verdicts AS (SELECT trace_id{keys}, coalesce(nullif(judge, ''), 'imported') AS judge, lvl AS level, "
+        "CASE WHEN lvl = 'claim' THEN claim END AS claim, label, pos, nv FROM (SELECT *, "
         "coalesce(nullif(level, ''), CASE WHEN claim IS NOT NULL THEN 'claim' ELSE 'response' END) "
         "AS lvl FROM raw_verdicts) WHERE label IS NOT NULL AND label <> '')"
     )
@@ -276,7 +278,7 @@ def undrawn_signatures(
     batch = pa.table({"trace_id": pa.array(list(drawn), pa.string())})
     ctes = (
         f"{cte}, sig_frame AS (SELECT * FROM frame WHERE trace_id NOT IN "
-        f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind)}"
+        f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind, width)}"
     )
     return signatures(store, ctes, params, width, batch)
 
