@@ -17,7 +17,12 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample, sample_trace_ids, top_up
 from annotate.sampling.sources import draw_from_source, make_source
 from annotate.store import open_store
-from annotate.store.samples import judge_counts, sample_row
+from annotate.store.frame_verdicts import (
+    drawn_signatures,
+    merge_signatures,
+    recorded_signatures,
+)
+from annotate.store.samples import sample_row
 
 DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
 FEATURES = ("billing_qa", "hr_policy", "medical_info")
@@ -110,15 +115,21 @@ def test_in_place_draw_equals_import_then_sample(dataset, imported, fresh_store)
     assert row["source"]["format"] == "parquet"
     assert row["frame_size"] == len(judgeable)
     assert sorted(sample_trace_ids(fresh_store, "lake")) == sorted(full_plan.trace_ids)
-    # the judge's verdict counts per stratum, as in the files
+    # the judge's verdict counts per stratum, as in the files: the undrawn ones recorded,
+    # the drawn ones imported
     counts = Counter()
     for r in judgeable:
         counts[(r["feature"], r["risk_category"], r["judge"][0]["label"])] += 1
-    got = {
-        (*json.loads(c["stratum_key"]), c["label"]): c["traces"]
-        for c in judge_counts(fresh_store, "lake")
-    }
-    assert got == dict(counts)
+    got = Counter()
+    frame = merge_signatures(
+        recorded_signatures(fresh_store, "lake"), drawn_signatures(fresh_store, "lake")
+    )
+    for key, judge, response, labels, _, traces in frame:
+        assert judge == "j" and labels == ()
+        got[(*json.loads(key), response)] += traces
+    assert got == counts
+    drawn = sum(row[-1] for row in recorded_signatures(fresh_store, "lake"))
+    assert drawn == len(judgeable) - SPEC.n
 
 
 def test_top_up_on_a_source_matches_import_path(dataset, tmp_path, fresh_store):
@@ -202,7 +213,7 @@ def warehouse_table(rows: list[dict]) -> pa.Table:
 def test_duckdb_emitted_sql_draws_the_in_place_sample(dataset, tmp_path, fresh_store):
     import duckdb
 
-    from annotate.sampling.sources import draw_from_results
+    from annotate.sampling.results import draw_from_results
     from annotate.sampling.warehouse import emit
 
     root, rows, _ = dataset
@@ -224,17 +235,21 @@ def test_duckdb_emitted_sql_draws_the_in_place_sample(dataset, tmp_path, fresh_s
     }
 
     other = open_store(tmp_path / "wh.duckdb")
-    plan = draw_from_results(other, WAREHOUSE_SPEC, str(counts_csv), str(rows_parquet))
+    plan = draw_from_results(other, WAREHOUSE_SPEC, str(counts_csv), str(rows_parquet), judge="j")
     assert sorted(plan.trace_ids) == sorted(in_place.trace_ids)
     assert {s.values: s.sample for s in plan.strata} == {
         s.values: s.sample for s in in_place.strata
     }
     stored = {r[0] for r in other.fetchall("SELECT trace_id FROM traces")}
     assert stored == set(plan.trace_ids)
-    labels = {
-        (*json.loads(c["stratum_key"]), c["label"]): c["traces"] for c in judge_counts(other, "wh")
-    }
-    assert sum(labels.values()) == in_place.frame_size
+    # the warehouse's judge_label counts: the drawn rows' became their verdicts, the rest
+    # are recorded per stratum, and together they are the in-place frame's
+    whole = merge_signatures(recorded_signatures(other, "wh"), drawn_signatures(other, "wh"))
+    expected = merge_signatures(
+        recorded_signatures(fresh_store, "wh"), drawn_signatures(fresh_store, "wh")
+    )
+    assert whole == expected
+    assert sum(row[-1] for row in whole) == in_place.frame_size
     other.close()
 
 
@@ -266,9 +281,10 @@ def exp_table():
     return sqlglot.exp.Table
 
 
-def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
-    """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
-    pyspark = pytest.importorskip(
+@pytest.fixture(scope="module")
+def spark():
+    """One local Spark session for the module (starting one takes seconds), stopped after."""
+    pytest.importorskip(
         "pyspark", reason="pyspark is not installed (optional: pip install -e '.[spark]' and a JRE)"
     )
     import shutil
@@ -277,6 +293,25 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
         pytest.skip("no Java runtime: Spark cannot start (apt-get install openjdk-17-jre-headless)")
     from pyspark.sql import SparkSession
 
+    # Tuned for a few hundred rows on a busy CI machine (about 10 s less than the defaults):
+    # no web UI, one shuffle partition, no whole-stage code generation or adaptive plans,
+    # and the JVM's quick compiler only.
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("annotate-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store, spark):
+    """Spark itself (local mode) over the same rows returns the in-place draw's ids."""
     from annotate.sampling.warehouse import emit
 
     root, rows, _ = dataset
@@ -284,16 +319,12 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
     table = warehouse_table(rows).drop_columns(["judge", "context"])
     path = tmp_path / "wh.parquet"
     pq.write_table(table, path)
-    spark = SparkSession.builder.master("local[1]").appName("annotate-test").getOrCreate()
-    try:
-        spark.read.parquet(str(path)).createOrReplaceTempView("lake_traces")
-        counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "spark", judge_label=False)
-        drawn = spark.sql(rows_sql).collect()
-        counts = {
-            (r["feature"], r["risk_category"]): r["traces"] for r in spark.sql(counts_sql).collect()
-        }
-    finally:
-        spark.stop()
+    spark.read.parquet(str(path)).createOrReplaceTempView("lake_traces")
+    counts_sql, rows_sql = emit(WAREHOUSE_SPEC, "lake_traces", "spark", judge_label=False)
+    drawn = spark.sql(rows_sql).collect()
+    counts = {
+        (r["feature"], r["risk_category"]): r["traces"] for r in spark.sql(counts_sql).collect()
+    }
     assert counts == {s.values: s.population for s in in_place.strata}
     sizes = {s.values: s.sample for s in in_place.strata}
     kept = [
@@ -302,7 +333,6 @@ def test_spark_runs_the_emitted_sql(dataset, tmp_path, fresh_store):
         if r["sample_rank"] <= sizes[(r["feature"], r["risk_category"])]
     ]
     assert sorted(kept) == sorted(in_place.trace_ids)
-    assert pyspark is not None
 
 
 def test_jsonl_and_csv_sources_draw_as_their_import(tmp_path):
@@ -421,20 +451,22 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
     assert listed[0]["source"]["counts"] == str(counts_csv)
 
 
-def test_rates_of_a_source_sample_do_not_pretend_the_frame_is_imported(dataset, cli, db_path):
-    """Only the drawn traces are in the store: the judge-only and PPI rates say why they are
-    missing instead of using the drawn traces as if they were the frame."""
-    root, _, _ = dataset
+def test_cli_rates_of_a_source_sample_use_the_frames_judge_counts(dataset, cli, db_path):
+    """The judge's verdicts on the traces left in the files count: the judge-only rate is the
+    files' share; a slice by a column the strata do not hold says why it has none."""
+    root, rows, _ = dataset
     store = open_store(db_path)
     draw_from_source(store, SPEC, source_of(root))
     store.close()
-    result = cli("rates", "--sample", "lake", "--json", "--resamples", "50")
+    result = cli("rates", "--sample", "lake", "--json", "--resamples", "50", "--by", "model")
     assert result.code == 0, result.err
-    judged = [
-        r for r in result.json()["rows"] if r["estimator"] in ("judge_raw", "judge_corrected")
-    ]
-    assert judged and all(r["rate"] is None for r in judged)
-    assert all("drawn where the traces live" in r["reason"] for r in judged)
+    found = result.json()["rows"]
+    raw = [r for r in found if r["estimator"] == "judge_raw" and r["level"] == "response"]
+    judgeable = [r for r in rows if any(c.strip() for c in r["context"])]
+    flagged = sum(r["judge"][0]["label"] == "unsupported" for r in judgeable)
+    assert raw[0]["slice"] == {} and raw[0]["n"] == len(judgeable)
+    assert raw[0]["rate"] == pytest.approx(flagged / len(judgeable), abs=1e-9)
+    assert all(r["rate"] is None and "drawn where the traces live" in r["reason"] for r in raw[1:])
 
 
 def test_bad_drawn_row_in_json_lines_is_reported_by_file_and_line(tmp_path, fresh_store):

@@ -17,13 +17,9 @@ from annotate.sampling.allocation import (
     parse_sizes,
     parse_where,
 )
+from annotate.sampling.results import draw_from_results
 from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
-from annotate.sampling.sources import (
-    SOURCE_FORMATS,
-    draw_from_results,
-    draw_from_source,
-    make_source,
-)
+from annotate.sampling.sources import SOURCE_FORMATS, draw_from_source, make_source
 from annotate.sampling.warehouse import DIALECTS
 from annotate.sampling.warehouse import emit as emit_queries
 
@@ -88,6 +84,11 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     )
     command.add_argument("--from-counts", metavar="COUNTS.csv", help="the counts query's result")
     command.add_argument("--from-rows", metavar="ROWS.parquet", help="the rows query's result")
+    command.add_argument(
+        "--judge-name",
+        default="",
+        help="with --from-counts: the judge whose verdicts judge_label holds (default: imported)",
+    )
     common(command)
     command.set_defaults(run=lambda args: run_sample(args, writer, emit, say))
 
@@ -139,8 +140,9 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
             plan = top_up(store, args.name, args.top_up, created_by=args.actor)
         elif args.from_counts:
             plan = draw_from_results(
-                store, spec_from_args(args), args.from_counts, args.from_rows, args.actor
-            )
+                store, spec_from_args(args), args.from_counts, args.from_rows, args.actor,
+                judge=args.judge_name,
+            )  # fmt: skip
         elif args.source:
             source = make_source(args.source, args.source_format, parse_mapping(args.map))
             plan = draw_from_source(

@@ -107,17 +107,28 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
     )
 
 
-def judge_raw(inputs: RatesInput, part: pd.DataFrame, level: str) -> est.Rate:
-    """`part`: the frame traces of the slice."""
-    method = f"judge {inputs.judge}: share of its {level} verdicts over all {len(part)} frame traces in the slice; Wilson"
+def judge_raw(
+    inputs: RatesInput, part: pd.DataFrame, level: str, values: Mapping[str, Any]
+) -> est.Rate:
+    """`part`: the frame traces of the slice (a row stands for `traces` traces)."""
+    method = f"judge {inputs.judge}: share of its {level} verdicts over all {int(part['traces'].sum())} frame traces in the slice; Wilson"
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
-    if inputs.frame_elsewhere:
+    if _not_by_strata(inputs, values):
         return est.Rate(None, None, None, 0, method, inputs.frame_elsewhere)
     if level == "claim":
         return est.wilson_rate(int(part["jcu"].sum()), int(part["jcn"].sum()), method)
-    judged = part["jr"].dropna()
-    return est.wilson_rate(int(judged.sum()), len(judged), method)
+    judged = part[part["jr"].notna()]
+    hits = int(judged.loc[judged["jr"] == 1, "traces"].sum())
+    return est.wilson_rate(hits, int(judged["traces"].sum()), method)
+
+
+def _not_by_strata(inputs: RatesInput, values: Mapping[str, Any]) -> bool:
+    """A source sample's undrawn traces are known per stratum: no judge rate over a slice
+    by other columns."""
+    if not inputs.frame_elsewhere:
+        return False
+    return not inputs.judge_frame_known or not set(values) <= set(inputs.strata_columns)
 
 
 def _pairs(inputs: RatesInput, level: str) -> pd.DataFrame:
@@ -139,7 +150,8 @@ def with_pairs(inputs: RatesInput, level: str) -> tuple[pd.DataFrame, RatesInput
     """The level's (gold, judge) pairs with each trace's slice values, and the inputs with the
     frame marking the traces those pairs come from (PPI's labelled set)."""
     pairs = _pairs(inputs, level)
-    values = inputs.frame.drop(columns=["stratum", "jcu", "jcn", "jr", "unmapped"])
+    values = inputs.frame.drop(columns=["stratum", "jcu", "jcn", "jr", "unmapped", "traces"])
+    values = values[values["trace_id"].notna()]
     pairs = pairs.merge(values, on="trace_id", how="left")
     labelled = inputs.frame["trace_id"].isin(set(pairs["trace_id"]))
     return pairs, replace(inputs, frame=inputs.frame.assign(labelled=labelled.to_numpy(bool)))
@@ -160,7 +172,7 @@ def judge_corrected(
     )
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
-    if inputs.frame_elsewhere:
+    if _not_by_strata(inputs, values):
         return est.Rate(None, None, None, len(in_slice), method, inputs.frame_elsewhere)
     strata, reason = _ppi_strata(frame, in_slice, level)
     if reason:
@@ -185,11 +197,13 @@ def _ppi_strata(
     for stratum, part in frame.groupby("stratum", sort=True):
         rest = part[~part["labelled"].to_numpy(bool)]
         if level == "response":
-            share, unlabelled = float(part["jr"].notna().sum()), rest["jr"].dropna().to_numpy()
+            share = float(part.loc[part["jr"].notna(), "traces"].sum())
+            hits = int(rest.loc[rest["jr"] == 1, "traces"].sum())
+            n = int(rest.loc[rest["jr"].notna(), "traces"].sum())
         else:
             share = float(part["jcn"].sum())
             hits, n = int(rest["jcu"].sum()), int(rest["jcn"].sum())
-            unlabelled = np.r_[np.ones(hits), np.zeros(n - hits)]
+        unlabelled = np.r_[np.ones(hits), np.zeros(n - hits)]
         if not share:
             continue
         gold = pairs[pairs["stratum"] == stratum]
@@ -223,6 +237,8 @@ def rogan_gladen(
         "this slice's gold (pooled, unweighted); percentile bootstrap of the gold pairs"
     )
     in_slice = pairs[_mask(pairs, values)]
+    if _not_by_strata(inputs, values):
+        return est.Rate(None, None, None, len(in_slice), method, inputs.frame_elsewhere)
     if raw.rate is None or len(in_slice) < MIN_PAIRS:
         return est.Rate(
             None,
@@ -285,13 +301,20 @@ def rate_rows(
         pairs, level_inputs = with_pairs(inputs, level)
         scope = _restrict(level_inputs.frame, where)
         parts = slice_frames(scope, by)
-        for key in slice_keys(scope, by):
+        for key in slice_keys(_known_rows(inputs, scope, by), by):
             values = {**(where or {}), **key}
             part = parts.get(tuple(key.values()), scope.iloc[:0]) if key else scope
             found = _estimates(level_inputs, design, values, part, level, estimators, pairs)
             for name, rate in found.items():
                 rows.append(_row(values, level, name, rate, threshold, inputs))
     return rows
+
+
+def _known_rows(inputs: RatesInput, frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """The rows whose `by` values are known: a source sample's undrawn rows know only strata."""
+    if inputs.frame_elsewhere and not set(by) <= set(inputs.strata_columns):
+        return frame[frame["trace_id"].notna()]
+    return frame
 
 
 def _restrict(frame: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -315,7 +338,7 @@ def slice_frames(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...]
 
 def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[str, est.Rate]:  # type: ignore[no-untyped-def]
     found: dict[str, est.Rate] = {}
-    raw = judge_raw(inputs, part, level)
+    raw = judge_raw(inputs, part, level, values)
     for name in itertools.chain(estimators):
         if name == "weighted_human":
             found[name] = weighted_human(design, values, level)

@@ -16,10 +16,12 @@ import pandas as pd
 from annotate.errors import UsageError
 from annotate.judge.labels import mapping_rows
 from annotate.labelling.evidence import load_evidence
+from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, claim_gold, response_gold
 from annotate.store import Store
 from annotate.store import rates as sql
+from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import (
     Filters,
     has_attribute,
@@ -45,9 +47,15 @@ class RatesInput:
     judge: str | None
     rubric_versions: list[Any] = field(default_factory=list)
     unmapped: dict[str, int] = field(default_factory=dict)  # label -> verdicts, left out
-    # set when the sample was drawn in place (sample --source / --from-rows): only the drawn
-    # traces are in the store, so the frame's judge verdicts are not: no judge-only or PPI rate
+    # set when the sample was drawn in place (sample --source / --from-rows): the frame's
+    # undrawn traces are rows per stratum and verdict signature, so judge rates slice by the
+    # stratum columns alone (this says why not by others)
     frame_elsewhere: str | None = None
+    judge_frame_known: bool = True  # False: drawn in place before those counts were recorded
+
+    def __post_init__(self) -> None:
+        if "traces" not in self.frame.columns:  # a frame built row by row: one trace a row
+            self.frame = self.frame.assign(traces=1)
 
 
 def default_judge(store: Store) -> str | None:
@@ -88,17 +96,24 @@ def load_inputs(
         extra, judge, outcomes,
     )  # fmt: skip
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
+    frame["traces"] = 1  # each row one trace; a source sample's undrawn rows stand for many
     claims, responses = gold_tables(store, sample)
     strata = [
         (stratum_key_text(key), population)
         for key, population, _, _ in stored_strata(store, sample)
     ]
+    units = sql.units(store, sample)
+    if row.get("source"):
+        frame = _with_undrawn(
+            store, sample, strata_columns, frame, units, dict(strata), judge, outcomes
+        )
+        frame = frame.astype({"jcu": "int64", "jcn": "int64", "unmapped": "int64"})
     return RatesInput(
         sample=sample,
         strata_columns=strata_columns,
         populations={k: int(p) for k, p in strata},
         frame=frame,
-        units=sql.units(store, sample),
+        units=units,
         claims=claims,
         responses=responses,
         judge_claims=sql.claim_verdicts(store, sample, judge, outcomes),
@@ -106,6 +121,7 @@ def load_inputs(
         rubric_versions=sql.judge_rubric_versions(store, judge) if judge else [],
         unmapped=unmapped,
         frame_elsewhere=_frame_elsewhere(row),
+        judge_frame_known=(row.get("source") or {}).get("judge_counts") != "not recorded",
     )
 
 
@@ -113,10 +129,55 @@ def _frame_elsewhere(row: Mapping[str, Any]) -> str | None:
     source = row.get("source")
     if not source:
         return None
+    if source.get("judge_counts") == "not recorded":
+        return (
+            f"the sample was drawn where the traces live ({source['path']}) before the judge's "
+            "verdicts on the rest of the frame were recorded: draw it again for judge rates"
+        )
     return (
-        f"the sample was drawn where the traces live ({source['path']}): only the drawn traces "
-        "are in the store, not the frame's judge verdicts"
+        f"the sample was drawn where the traces live ({source['path']}): the store holds the "
+        f"judge's verdicts on the rest of the frame per stratum, so judge rates slice by "
+        f"{', '.join(row['by_columns'])} alone; import the population to slice by other columns"
     )
+
+
+def _with_undrawn(
+    store: Store,
+    sample: str,
+    strata_columns: Sequence[str],
+    frame: pd.DataFrame,
+    units: pd.DataFrame,
+    populations: Mapping[str, int],
+    judge: str | None,
+    outcomes: Mapping[str, str],
+) -> pd.DataFrame:
+    """The drawn traces' rows (their stratum as drawn) and the undrawn rest of the frame."""
+    stratum = dict(zip(units["trace_id"], units["stratum"], strict=True))
+    drawn = frame[frame["trace_id"].isin(stratum)].copy()
+    drawn["stratum"] = drawn["trace_id"].map(stratum)
+    taken = units.groupby("stratum")["trace_id"].count().to_dict()
+    left = {key: population - int(taken.get(key, 0)) for key, population in populations.items()}
+    signatures = recorded_signatures(store, sample)
+    rest = undrawn_rows(signatures, judge, outcomes, left, strata_columns, list(frame.columns))
+    return pd.concat([drawn, rest], ignore_index=True) if len(rest) else drawn
+
+
+def frame_judge_counts(inputs: RatesInput) -> dict[str, dict[str, int]]:
+    """Per stratum, the frame's traces and the judge's counts through its label mapping:
+    traces judged and judged unsupported, claim verdicts judged and unsupported."""
+    frame = inputs.frame
+    judged = frame["jr"].notna()
+    found: dict[str, dict[str, int]] = {}
+    for key, part in frame.assign(judged=judged).groupby("stratum", sort=True):
+        found[str(key)] = {
+            "traces": int(part["traces"].sum()),
+            "traces_judged": int(part.loc[part["judged"], "traces"].sum()),
+            "traces_unsupported": int(part.loc[part["jr"] == 1, "traces"].sum()),
+            "claims_judged": int(part["jcn"].sum()),
+            "claims_unsupported": int(part["jcu"].sum()),
+            "unmapped": int(part["unmapped"].sum()),
+        }
+    return found
 
 
 def stratum_keys(frame: pd.DataFrame, width: int) -> pd.Series:

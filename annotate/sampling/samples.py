@@ -28,6 +28,7 @@ from annotate.sampling.allocation import (
 )
 from annotate.store import Store
 from annotate.store import samples as sql
+from annotate.store.frame_verdicts import add_signatures
 
 
 @dataclass
@@ -221,6 +222,9 @@ def top_up(
             frame.import_drawn(units, who)
             ranks = lambda _ranges: units  # noqa: E731 - drawn once, imported, then stored
         _store_draw(store, plan, ranges, who.name, ranks)
+        if row.get("source"):  # its new traces are in; the frame traces still undrawn
+            sql.set_max_import_id(store, name, sql.max_import_id(store))
+            add_signatures(store, name, frame.undrawn_signatures(sample_trace_ids(store, name)))
         record_act(store, who, "top_up", name, added=len(plan.trace_ids))
     return plan
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from annotate.sampling.samples import (
 from annotate.store import Store
 from annotate.store import samples as sample_sql
 from annotate.store import sources as sql
+from annotate.store.frame_verdicts import Signature, add_signatures
 
 SOURCE_FORMATS = sql.SOURCE_FORMATS
 _SUFFIXES = {
@@ -78,6 +79,9 @@ def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Sourc
 # what the emitted rows query adds to a trace's columns (annotate.sampling.warehouse)
 _READER_COLUMNS = ("filename", "file_row_number")  # added by the reader, not the files'
 _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
+# The judge of a warehouse's judge_label column: the name `annotate import` gives a verdict
+# that names no judge. A drawn row's judge_label becomes its response-level verdict.
+WAREHOUSE_JUDGE = "imported"
 
 
 class SourceFrame:
@@ -106,6 +110,9 @@ class SourceFrame:
                 f"{', '.join(c for c in self.columns if c not in _READER_COLUMNS)} (or --map {unknown[0]}=COLUMN)"
             )
         self.has_judge = sql.column_expr(self.columns, source.mapping, "judge") is not None
+        self.drawn_labels: dict[str, str | None] = {}  # trace -> judge_label (--from-rows)
+        # whose verdict judge_label is (--from-rows; None: the counts have no judge_label)
+        self.warehouse_judge: str | None = None
         self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
 
     def _cte(self, seed: int | None = None) -> tuple[str, list[Any]]:
@@ -132,11 +139,13 @@ class SourceFrame:
         excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
         return counts, frame_size, excluded
 
-    def judge_counts(self) -> list[tuple[Any, str, str, int]]:
+    def undrawn_signatures(self, drawn: Sequence[str]) -> list[Signature]:
+        """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""
         if not self.has_judge:
             return []
         cte, params = self._cte()
-        return sql.judge_counts(self.store, cte, params, len(self.spec.by), self.judge_kind)
+        width = len(self.spec.by)
+        return sql.undrawn_signatures(self.store, cte, params, width, self.judge_kind, drawn)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
         cte, params = self._cte(self.spec.seed)
@@ -152,8 +161,13 @@ class SourceFrame:
         id_column = source.mapping.get("trace_id", "trace_id")
         by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for row in table.to_pylist():
+            judge = self.warehouse_judge if source.counts else None
+            label = row.get("judge_label") if judge else None
             for extra in _WAREHOUSE_COLUMNS if source.counts else ():
                 row.pop(extra, None)
+            if judge and label:
+                row["judge"] = _with_label(row.get("judge"), judge, label)
+            self.drawn_labels[str(row.get(id_column))] = label
             name = row.pop("filename")
             number = row.pop("file_row_number", None)
             by_file[name].append((number + 1 if number is not None else 0, row))
@@ -182,6 +196,21 @@ class SourceFrame:
                 f"was stored:\n  {shown}{more}"
             )
         return imported
+
+
+def _with_label(verdicts: Any, judge: str, label: str) -> Any:
+    """A drawn row's verdicts with its judge_label as `judge`'s response-level verdict, unless
+    the row already holds one (a table with both columns: the judge column wins)."""
+    listed = [verdicts] if isinstance(verdicts, Mapping) else list(verdicts or [])
+    for item in listed:
+        if (
+            isinstance(item, Mapping)
+            and (item.get("judge") or "imported") == judge
+            and (item.get("level") or ("claim" if item.get("claim") is not None else "response"))
+            == "response"
+        ):
+            return verdicts
+    return [*listed, {"judge": judge, "level": "response", "label": label}]
 
 
 def _file_lines(path: str, fmt: str, id_column: str, ids: Mapping[int, str]) -> dict[int, int]:
@@ -237,77 +266,7 @@ def draw_from_source(
         ranges = [(s.values, 0, s.sample) for s in strata]
         units = frame.ranks(ranges)
         record = {**source.as_json(), "files": len(frame.files)}
-        _record_draw(store, frame, plan, ranges, units, who, record, frame.judge_counts())
-    return plan
-
-
-def read_counts(
-    path: str, by: Sequence[str]
-) -> tuple[list[tuple[Any, int, float | None]], list[tuple[Any, str, str, int]]]:
-    """The counts query's result as CSV: (stratum values, N_h, None) and judge label counts.
-
-    An empty cell is a missing value (warehouses export NULL so)."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise SampleError(f"cannot read --from-counts {path}: {exc.strerror}") from None
-    header = list(rows[0]) if rows else []
-    missing = [name for name in [*by, "traces"] if name not in header]
-    if missing:
-        raise SampleError(
-            f"{path} has no column {missing[0]!r} (its columns: {', '.join(header)}); "
-            "give the --by the counts query was emitted with"
-        )
-    totals: dict[tuple[Any, ...], int] = defaultdict(int)
-    labels: list[tuple[Any, str, str, int]] = []
-    for number, row in enumerate(rows, start=2):
-        key = tuple(row[name] or None for name in by)
-        try:
-            traces = int(row["traces"])
-        except ValueError:
-            raise SampleError(
-                f"{path}, line {number}: traces must be a whole number, got {row['traces']!r}"
-            ) from None
-        totals[key] += traces
-        if row.get("judge_label"):
-            labels.append((key, "", row["judge_label"], traces))
-    order = sorted(totals, key=lambda key: [(v is None, v or "") for v in key])
-    return [(key, totals[key], None) for key in order], labels
-
-
-def draw_from_results(
-    store: Store,
-    spec: SampleSpec,
-    counts_path: str,
-    rows_path: str,
-    created_by: Actor | str | None = None,
-) -> Plan:
-    """Record a sample the warehouse drew (annotate sample --emit-sql): N_h from the counts
-    query's CSV, the traces from the rows query's Parquet, kept by the same rule."""
-    who = as_actor(created_by)
-    source = Source(rows_path, "parquet", {}, counts_path)
-    with store.transaction():
-        if sample_sql.sample_row(store, spec.name) is not None:
-            raise SampleError(f"a sample named {spec.name!r} exists; pick another --name")
-        counts, label_counts = read_counts(counts_path, spec.by)
-        frame_size = sum(population for _, population, _ in counts)
-        if frame_size == 0:
-            raise SampleError(f"{counts_path} counts no traces: the frame is empty")
-        strata = _plan_strata(spec, counts)
-        plan = Plan(spec, frame_size, {"no_context": 0, "filtered_out": 0}, strata, 0)
-        frame = SourceFrame(store, source, spec)
-        ranges = [(s.values, 0, s.sample) for s in strata]
-        units = frame.ranks(ranges)
-        short = [
-            s for s in strata if sum(1 for u in units if tuple(u[1]) == tuple(s.values)) < s.sample
-        ]
-        if short:
-            raise SampleError(
-                f"{rows_path} holds fewer rows than the sample needs in stratum "
-                f"{list(short[0].values)}; run the rows query emitted with the same spec"
-            )
-        _record_draw(store, frame, plan, ranges, units, who, source.as_json(), label_counts)
+        _record_draw(store, frame, plan, ranges, units, who, record, frame.undrawn_signatures)
     return plan
 
 
@@ -328,14 +287,15 @@ def _record_draw(
     units: list[Any],
     who: Actor,
     source: dict[str, Any],
-    label_counts: Any,
+    undrawn: Callable[[Sequence[str]], list[Signature]],
 ) -> None:
-    """Import the drawn traces and record the sample, its units, judge counts and the act."""
+    """Import the drawn traces and record the sample, its units, the judge's verdicts over
+    the undrawn frame traces, and the act."""
     frame.import_drawn(units, who)
     plan.max_import_id = sample_sql.max_import_id(store)
     sample_sql.insert_sample(store, _sample_record(plan, who.name, source))
     _store_draw(store, plan, ranges, who.name, lambda _ranges: units)
-    sample_sql.add_judge_counts(store, plan.spec.name, label_counts)
+    add_signatures(store, plan.spec.name, undrawn([u[0] for u in units]))
     record_act(
         store,
         who,

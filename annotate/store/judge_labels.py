@@ -9,14 +9,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from annotate.store import Store
+from annotate.store.frame_verdicts import UNDRAWN_LABELS
 
 
 def used_labels(store: Store, judge: str | None = None) -> list[dict[str, Any]]:
-    """Each (judge, label) in judge_verdicts with its number of verdicts."""
+    """Each (judge, label) in judge_verdicts with its number of verdicts, and those of the
+    frame traces source samples left in the files (store.frame_verdicts)."""
     where, params = ("WHERE judge = ? ", [judge]) if judge is not None else ("", [])
     return store.fetch_dicts(
-        f"SELECT judge, label, count(*) AS verdicts FROM judge_verdicts {where}"
-        "GROUP BY judge, label ORDER BY judge, label",
+        "SELECT judge, label, CAST(sum(verdicts) AS BIGINT) AS verdicts FROM (SELECT judge, "
+        f"label, count(*) AS verdicts FROM judge_verdicts GROUP BY ALL UNION ALL {UNDRAWN_LABELS}) "
+        f"{where}GROUP BY judge, label ORDER BY judge, label",
         params,
     )
 

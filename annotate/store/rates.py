@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from annotate.store import Store
+from annotate.store.frame_verdicts import UNDRAWN_LABELS
 from annotate.store.samples import Filters, frame_cte, json_path
 
 WINDOWS = ("day", "week", "month")  # time-window slices, from the trace's timestamp
@@ -112,7 +113,10 @@ def judge_verdict_counts(store: Store) -> list[tuple[str, int]]:
     return [
         (r[0], int(r[1]))
         for r in store.fetchall(
-            "SELECT judge, count(*) FROM judge_verdicts GROUP BY judge ORDER BY count(*) DESC, judge"
+            "SELECT judge, sum(verdicts) AS n FROM (SELECT judge, count(*) AS verdicts FROM "
+            f"judge_verdicts GROUP BY judge UNION ALL SELECT judge, verdicts FROM ({UNDRAWN_LABELS})) "
+            "GROUP BY judge "
+            "ORDER BY n DESC, judge"
         )
     ]
 
@@ -152,6 +156,7 @@ BUNDLE_TABLES = (
     "rubrics",
     "judge_verdicts",
     "judge_label_map",
+    "sample_judge_counts",  # a source sample's undrawn frame traces (store.frame_verdicts)
 )
 _TRACE_FIELDS = (
     "trace_id, import_id, source_line, content_hash, timestamp, feature, risk_category, model, "
@@ -190,6 +195,10 @@ def bundle_table(store: Store, table: str, sample: str) -> pa.Table:
             [sample],
         ),
         "judge_label_map": ("SELECT * FROM judge_label_map ORDER BY id", []),
+        "sample_judge_counts": (
+            "SELECT * FROM sample_judge_counts WHERE sample = ? ORDER BY ALL",
+            [sample],
+        ),
     }
     sql, params = queries[table]
     return store.fetch_arrow(sql, params)

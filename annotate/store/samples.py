@@ -181,6 +181,11 @@ def max_import_id(store: Store) -> int:
     return int(store.scalar("SELECT coalesce(max(import_id), 0) FROM traces"))
 
 
+def set_max_import_id(store: Store, sample: str, value: int) -> None:
+    """A source sample's top-up imports its new traces: the sample's traces reach further."""
+    store.execute("UPDATE samples SET max_import_id = ? WHERE name = ?", [value, sample])
+
+
 def attribute_names(store: Store, limit: int = 50) -> list[str]:
     rows = store.fetchall(
         "SELECT DISTINCT unnest(json_keys(attributes)) AS k FROM traces ORDER BY k LIMIT ?", [limit]
@@ -373,24 +378,5 @@ def sample_units(store: Store, sample: str) -> list[dict[str, Any]]:
     return store.fetch_dicts(
         "SELECT trace_id, stratum_key, rank, draw, inclusion_probability, weight "
         "FROM sample_units WHERE sample = ? ORDER BY stratum_key, rank",
-        [sample],
-    )
-
-
-def add_judge_counts(
-    store: Store, sample: str, counts: Sequence[tuple[StratumKey, str, str, int]]
-) -> None:
-    store.execute("DELETE FROM sample_judge_counts WHERE sample = ?", [sample])
-    for key, judge, label, traces in counts:
-        store.execute(
-            "INSERT INTO sample_judge_counts VALUES (?, ?, ?, ?, ?)",
-            [sample, stratum_key_text(key), judge, label, traces],
-        )
-
-
-def judge_counts(store: Store, sample: str) -> list[dict[str, Any]]:
-    return store.fetch_dicts(
-        "SELECT stratum_key, judge, label, traces FROM sample_judge_counts WHERE sample = ? "
-        "ORDER BY ALL",
         [sample],
     )

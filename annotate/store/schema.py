@@ -345,6 +345,24 @@ CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (
 );
 """
 
+# Counts by label alone cannot give a trace's outcome under a later label mapping (a response
+# verdict wins over the claims'), so the frame's verdicts are kept per trace signature: the
+# undrawn traces of a stratum grouped by their latest response label and claim labels.
+_SOURCE_JUDGE_COUNTS = """
+UPDATE samples SET source = json_merge_patch(source, '{"judge_counts": "not recorded"}')
+    WHERE source IS NOT NULL;         -- drawn before: no judge rates until drawn again
+DROP TABLE sample_judge_counts;
+CREATE TABLE sample_judge_counts (    -- a source sample's undrawn frame traces, per stratum and verdict signature
+    sample VARCHAR NOT NULL,
+    stratum_key VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    response_label VARCHAR,           -- the traces' latest response-level label (NULL: none)
+    claim_labels VARCHAR[] NOT NULL,  -- the distinct labels of their latest claim-level verdicts
+    claim_verdicts BIGINT[] NOT NULL, -- latest claim-level verdicts with each of those labels, summed
+    traces BIGINT NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
@@ -355,4 +373,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
     ("0008_canary", _CANARY),
     ("0009_sample_sources", _SAMPLE_SOURCES),
+    ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
 ]

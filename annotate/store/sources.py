@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotate.store import Store
+from annotate.store.frame_verdicts import signatures
 from annotate.store.samples import (
     STRATUM_COLUMNS,
     Filters,
@@ -211,17 +212,75 @@ def strata_counts(
     return count_frame(store, f"{cte}, {verdicts}", list(params), width, outcomes)
 
 
-def judge_counts(
-    store: Store, cte: str, params: Sequence[Any], width: int, judge_kind: str | None = None
-) -> list[tuple[StratumKey, str, str, int]]:
-    """(stratum values, judge, label, traces with that verdict) in the frame."""
-    keys = ", ".join(f"s{i}" for i in range(width))
-    rows = store.fetchall(
-        f"WITH {cte}, {verdicts_cte(judge_kind)} SELECT {keys}, v.judge, v.label, count(DISTINCT trace_id) "
-        f"FROM frame JOIN verdicts v USING (trace_id) GROUP BY ALL ORDER BY ALL",
-        list(params),
+def struct_list_fields(kind: str | None) -> dict[str, str]:
+    """{field: DuckDB type} of a list-of-structs type (top-level fields; nested ones unread)."""
+    if not kind or not kind.startswith("STRUCT(") or not kind.endswith(")[]"):
+        return {}
+    pattern = r'(?:^|[(,]\s*)("?)(\w+)\1 (\w+)'
+    return {m.group(2): m.group(3) for m in re.finditer(pattern, kind[6:])}
+
+
+def _verdict_fields(judge_kind: str | None) -> tuple[str, str]:
+    """(the rows each sig_frame trace's verdicts unnest from, the select over one verdict v)."""
+    fields = struct_list_fields(judge_kind)
+    if {"judge", "label"} <= set(fields):  # Parquet's list of structs: read as it is
+
+        def get(name: str) -> str:
+            return f"CAST(v.{quote(name)} AS VARCHAR)" if name in fields else "NULL::VARCHAR"
+
+        items = "judge"
+    else:  # anything else (JSON, a CSV cell of JSON text, one object) through JSON
+
+        def get(name: str) -> str:
+            return f"v ->> '$.{name}'"
+
+        as_json = "CASE WHEN json_valid(judge) THEN CAST(judge AS JSON) ELSE to_json(judge) END"
+        if judge_kind != "VARCHAR":
+            as_json = "to_json(judge)"
+        items = (
+            f"CASE json_type({as_json}) WHEN 'ARRAY' THEN json_extract({as_json}, '$[*]') "
+            f"WHEN 'OBJECT' THEN [{as_json}] END"
+        )
+    select = (
+        f"{get('judge')} AS judge, {get('level')} AS level, {get('claim')} AS claim, "
+        f"{get('label')} AS label"
     )
-    return [(tuple(row[:width]), row[width], row[width + 1], int(row[-1])) for row in rows]
+    return items, select
+
+
+def file_verdicts_cte(judge_kind: str | None, width: int) -> str:
+    """`verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` of sig_frame's `judge` column, by
+    the import's rules: no judge name is "imported", no level is "claim" when a claim index
+    is given, else "response"; a response-level verdict has no claim."""
+    items, select = _verdict_fields(judge_kind)
+    keys = "".join(f", s{i}" for i in range(width))
+    return (
+        f"raw_verdicts AS (SELECT trace_id{keys}, pos, nv, " + select + " FROM "
+        f"(SELECT trace_id{keys}, len(items) AS nv, "
+        "unnest(items) AS v, unnest(range(len(items))) AS pos FROM "
+        f"(SELECT trace_id{keys}, {items} AS items FROM sig_frame))), "
+        f"verdicts AS (SELECT trace_id{keys}, coalesce(nullif(judge, ''), 'imported') AS judge, lvl AS level, "
+        "CASE WHEN lvl = 'claim' THEN claim END AS claim, label, pos, nv FROM (SELECT *, "
+        "coalesce(nullif(level, ''), CASE WHEN claim IS NOT NULL THEN 'claim' ELSE 'response' END) "
+        "AS lvl FROM raw_verdicts) WHERE label IS NOT NULL AND label <> '')"
+    )
+
+
+def undrawn_signatures(
+    store: Store,
+    cte: str,
+    params: Sequence[Any],
+    width: int,
+    judge_kind: str | None,
+    drawn: Sequence[str],
+) -> list[Any]:
+    """The judge's verdict signatures (store.frame_verdicts) of the frame traces not drawn."""
+    batch = pa.table({"trace_id": pa.array(list(drawn), pa.string())})
+    ctes = (
+        f"{cte}, sig_frame AS (SELECT * FROM frame WHERE trace_id NOT IN "
+        f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind, width)}"
+    )
+    return signatures(store, ctes, params, width, batch)
 
 
 def draw_ranks(

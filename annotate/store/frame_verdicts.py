@@ -1,0 +1,165 @@
+"""The judge's verdicts over a frame, per stratum, as trace signatures: the traces grouped by
+their latest response-level label and the set of their latest claim-level labels, with the
+claim verdicts per label summed. Any label mapping chosen later gives each group one outcome,
+so rates over files read in place need only these rows (annotate.rates.undrawn).
+
+The SQL is one text over `verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` (the
+verdicts of the traces of `sig_frame(trace_id, s0..)`, with their stratum values); the latest verdict per (trace, judge, level, claim) is the one with the
+highest `pos` (a file's list order, the store's rowid), as in store.rates.frame_table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from annotate.store import Store
+from annotate.store.samples import Filters, frame_cte, stratum_key_text
+
+# (stratum key text, judge, response label, claim labels, claim verdicts per label, traces)
+Signature = tuple[str, str, str | None, tuple[str, ...], tuple[int, ...], int]
+
+# A trace with one verdict (`nv`: its verdicts) is its own signature: no group by trace,
+# the one costly step over a file's every verdict.
+_SIGNATURES = (
+    "per_trace AS (SELECT trace_id, {keys}, judge, "
+    "arg_max(label, pos) FILTER (WHERE level = 'response') AS response_label "
+    "FROM verdicts WHERE nv > 1 GROUP BY ALL UNION ALL "
+    "SELECT trace_id, {keys}, judge, CASE WHEN level = 'response' THEN label END "
+    "FROM verdicts WHERE nv = 1), "
+    "claim_latest AS (SELECT trace_id, judge, claim, arg_max(label, pos) AS label "
+    "FROM verdicts WHERE level = 'claim' GROUP BY ALL), "
+    "claim_n AS (SELECT trace_id, judge, label, count(*) AS n FROM claim_latest GROUP BY ALL), "
+    "claim_sets AS (SELECT trace_id, judge, list(label ORDER BY label) AS claim_labels, "
+    "list(n ORDER BY label) AS claim_counts FROM claim_n GROUP BY ALL), "
+    "sig AS MATERIALIZED (SELECT {keys}, p.judge, p.response_label, "
+    "coalesce(c.claim_labels, []::VARCHAR[]) AS claim_labels, "
+    "coalesce(c.claim_counts, []::BIGINT[]) AS claim_counts "
+    "FROM per_trace p LEFT JOIN claim_sets c USING (trace_id, judge)) "
+    "SELECT {keys}, judge, response_label, claim_labels, NULL::VARCHAR AS label, "
+    "count(*) AS n FROM sig GROUP BY ALL "
+    "UNION ALL "
+    "SELECT {keys}, judge, response_label, claim_labels, label, sum(n) AS n FROM "
+    "(SELECT *, unnest(claim_labels) AS label, unnest(claim_counts) AS n FROM sig) "
+    "GROUP BY ALL"
+)
+
+
+def signatures(
+    store: Store,
+    ctes: str,
+    params: Sequence[Any],
+    width: int,
+    batch: Any = None,
+    text_keys: bool = False,
+) -> list[Signature]:
+    """The signature rows of `sig_frame`'s traces; `ctes` defines sig_frame and verdicts
+    (reading `_batch` when `batch` is given). Stratum keys come back as their stored text
+    (`text_keys`: s0 already is that text)."""
+    keys = ", ".join(f"s{i}" for i in range(width))
+    sql = f"WITH {ctes}, {_SIGNATURES.format(keys=keys)}"
+    if batch is None:
+        rows = store.fetchall(sql, list(params))
+    else:
+        rows = store.fetch_with_batch(sql, batch, list(params))
+    return _combine(rows, width, text_keys)
+
+
+def _combine(rows: Sequence[tuple[Any, ...]], width: int, text_keys: bool) -> list[Signature]:
+    traces: dict[tuple[Any, ...], int] = {}
+    claims: dict[tuple[Any, ...], dict[str, int]] = {}
+    for row in rows:
+        key = (tuple(row[:width]), row[width], row[width + 1], tuple(row[width + 2]))
+        label, n = row[width + 3], int(row[width + 4])
+        if label is None:
+            traces[key] = n
+        else:
+            claims.setdefault(key, {})[label] = n
+    found = []
+    for key in traces:
+        values, judge, response, labels = key
+        per_label = claims.get(key, {})
+        text = values[0] if text_keys else stratum_key_text(values)
+        found.append(
+            (text, judge, response, labels, tuple(per_label.get(x, 0) for x in labels), traces[key])
+        )
+    return sorted(found, key=_order)
+
+
+def _order(row: Signature) -> tuple[Any, ...]:
+    return (row[0], row[1], row[2] is None, row[2] or "", row[3])
+
+
+def _store_verdicts(width: int) -> str:
+    keys = "".join(f", f.s{i}" for i in range(width))
+    return (
+        f"verdicts AS (SELECT v.trace_id{keys}, v.judge, v.level, "
+        "CAST(v.claim_index AS VARCHAR) AS claim, v.label, v.rowid AS pos, 2 AS nv "
+        "FROM judge_verdicts v JOIN sig_frame f USING (trace_id))"
+    )
+
+
+def drawn_signatures(store: Store, sample: str) -> list[Signature]:
+    """The sample's units, by their stored stratum key, with the store's verdicts."""
+    ctes = (
+        "sig_frame AS (SELECT trace_id, stratum_key AS s0 FROM sample_units WHERE sample = ?), "
+        + _store_verdicts(1)
+    )
+    return signatures(store, ctes, [sample], 1, text_keys=True)
+
+
+def store_frame_signatures(
+    store: Store, filters: Filters, by: Sequence[str], max_import_id: int | None
+) -> list[Signature]:
+    """The frame of traces in the store (an imported population), as a sample over it sees it."""
+    cte, params = frame_cte(filters, by, max_import_id)
+    ctes = f"{cte}, sig_frame AS (SELECT * FROM frame), {_store_verdicts(len(by))}"
+    return signatures(store, ctes, params, len(by))
+
+
+def add_signatures(store: Store, sample: str, rows: Sequence[Signature]) -> None:
+    store.execute("DELETE FROM sample_judge_counts WHERE sample = ?", [sample])
+    for key, judge, response, labels, claims, traces in rows:
+        store.execute(
+            "INSERT INTO sample_judge_counts (sample, stratum_key, judge, response_label, "
+            "claim_labels, claim_verdicts, traces) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [sample, key, judge, response, list(labels), list(claims), traces],
+        )
+
+
+def recorded_signatures(store: Store, sample: str) -> list[Signature]:
+    rows = store.fetchall(
+        "SELECT stratum_key, judge, response_label, claim_labels, claim_verdicts, traces "
+        "FROM sample_judge_counts WHERE sample = ?",
+        [sample],
+    )
+    found = [(r[0], r[1], r[2], tuple(r[3]), tuple(int(n) for n in r[4]), int(r[5])) for r in rows]
+    return sorted(found, key=_order)
+
+
+def merge_signatures(*parts: Sequence[Signature]) -> list[Signature]:
+    """Several sets of rows as one: traces and claim verdicts of equal signatures added."""
+    totals: dict[tuple[Any, ...], list[Any]] = {}
+    for rows in parts:
+        for key, judge, response, labels, claims, traces in rows:
+            entry = totals.setdefault((key, judge, response, labels), [[0] * len(labels), 0])
+            entry[0] = [a + b for a, b in zip(entry[0], claims, strict=True)]
+            entry[1] += traces
+    found = [(*k, tuple(v[0]), v[1]) for k, v in totals.items()]
+    return sorted(found, key=_order)  # type: ignore[arg-type]
+
+
+def key_values(key: str) -> list[Any]:
+    return list(json.loads(key))
+
+
+# (judge, label, verdicts) of the undrawn frame traces of source samples: with the store's
+# own verdicts, the labels a judge used (over several samples of the same files, the largest)
+UNDRAWN_LABELS = (
+    "SELECT judge, label, max(verdicts) AS verdicts FROM (SELECT sample, judge, label, "
+    "sum(n) AS verdicts FROM (SELECT sample, judge, response_label AS label, traces AS n "
+    "FROM sample_judge_counts WHERE response_label IS NOT NULL UNION ALL "
+    "SELECT sample, judge, unnest(claim_labels) AS label, unnest(claim_verdicts) AS n "
+    "FROM sample_judge_counts) GROUP BY ALL) GROUP BY judge, label"
+)
