@@ -55,7 +55,7 @@ if item["adjudication"]:
             item["adjudication"]["adjudicator"],
         )
     )
-with st.form("adjudicate_form"):
+with st.form("adjudicate_form", clear_on_submit=True):
     label = st.selectbox("Final label", names, key="adjudicate_label")
     reason = st.text_area("Reason (auditors read it)", key="adjudicate_reason")
     if st.form_submit_button("Record final label", type="primary"):
