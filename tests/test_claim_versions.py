@@ -156,3 +156,19 @@ def test_bad_revisions_are_refused_and_change_nothing(labelled):
         merge_claims(store, "lt-000", [1, 1], ClaimSpan("x", None, None), "lena")
     assert store.fetchall("SELECT * FROM claims ORDER BY trace_id, claim_index") == before
     assert retired_versions(store) == []
+
+
+def test_back_and_the_load_table_skip_a_replaced_claim(labelled):
+    """alice's last verdict was on lt-001's third claim; once it is replaced, Back opens her
+    verdict before it, and the load table counts current claims only."""
+    from annotate.labelling.session import previous_claim
+    from annotate.store.assignments import sample_load
+
+    store = labelled
+    before = {row["reviewer"]: row["claims_labelled"] for row in sample_load(store, "demo")}
+    assert previous_claim(store, "alice", "demo").claim_index == 2
+    correct_claim(store, "lt-001", 2, ClaimSpan("Refunds take 5 business days", None, None), "lena")
+    back = previous_claim(store, "alice", "demo")
+    assert (back.trace_id, back.claim_index) == ("lt-001", 1)
+    after = {row["reviewer"]: row["claims_labelled"] for row in sample_load(store, "demo")}
+    assert after == {name: count - 1 for name, count in before.items()} == {"alice": 5, "bob": 5}

@@ -4,10 +4,12 @@ fixed as a new version, and no command-line flag in what the app says."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from conftest import FIXTURES, plain, run_app
+from fake_anthropic import fake_anthropic, message  # noqa: F401 - the fixture
 from labelling_data import prepare
 
 import ui
@@ -73,6 +75,34 @@ def test_the_sample_page_makes_claims_for_traces_without_them(drawn_store):
     assert [t for t, _ in claims] == ["t-1", "t-2"]
     acts = with_store(drawn_store, lambda s: activity(s, kind="claims"))
     assert [(a["actor"], a["origin"], a["subject"]) for a in acts] == [("lena", "app", "s")]
+
+
+def test_with_a_key_the_sample_page_estimates_the_cost_then_extracts_with_the_llm(
+    drawn_store,
+    fake_anthropic,  # noqa: F811
+    monkeypatch,
+):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    monkeypatch.setenv("ANNOTATE_CLAIM_MODEL", "claude-haiku-4-5")
+    answer = {"claims": [{"text": "Employees accrue 25 days of leave.", "quote": None}]}
+    fake_anthropic.reply(200, message(json.dumps(answer)))
+    app = run_app(LEAD, "pages/sample.py")
+    app.radio(key="sample_claims_way").set_value("Extract with an LLM").run()
+    said = texts(app)
+    # one call (1 trace without claims) to the model at its price setting, before any call
+    assert re.search(
+        r"1 calls to claude-haiku-4-5: about [\d,]+ input and [\d,]+ output tokens, about \$0\.0",
+        said,
+    )
+    assert fake_anthropic.message_requests() == []
+    app.button(key="sample_make_claims").click().run()
+    assert not app.exception, app.exception
+    assert "Made 1 claims for 1 traces (llm); 0 failed" in texts(app)
+    assert len(fake_anthropic.message_requests()) == 1
+    made = with_store(drawn_store, lambda s: s.fetchall(
+        "SELECT text, origin FROM claims WHERE trace_id = 't-2'"))  # fmt: skip
+    assert made == [("Employees accrue 25 days of leave.", "llm")]
 
 
 def test_assign_refuses_while_sampled_traces_have_no_claims(drawn_store):
