@@ -107,8 +107,7 @@ def _checked_spans(store: Store, trace_id: str, new: Sequence[ClaimSpan]) -> lis
     try:
         checked, _ = check_offsets(response, spans)
     except OffsetProblem as exc:
-        position = _position(exc.field)
-        raise ClaimsError(f"new claim {position}: {exc.message}") from None
+        raise ClaimsError(f"new claim {_position(exc.field)}: {exc.message}") from None
     return checked
 
 
