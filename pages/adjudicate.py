@@ -34,7 +34,7 @@ if judged:
 items = disagreements(store, sample, include_resolved=not open_only)
 st.caption(ui.fmt("{} claims where reviewers disagree", len(items)))
 if not items:
-    path.show_next_for(store, sample)
+    path.show_next_for(sample)
     st.stop()
 _, labels = rubric_labels(store)
 names = [item["label"] for item in labels]

@@ -70,4 +70,4 @@ load = sample_load(store, sample)
 if load:
     st.subheader("Load")
     st.dataframe(pd.DataFrame(load), hide_index=True, key="assign_load")
-path.show_next_for(store, sample)
+path.show_next_for(sample)

@@ -53,7 +53,7 @@ except AnnotateError as exc:
 if user.role == "lead":
     from widgets import path  # noqa: E402 - leads only
 
-    path.show_path(store)
+    path.show_path()
 if not status["traces"]:
     st.info("The store is empty. Import a trace file on the Import page.")
     st.stop()

@@ -122,4 +122,4 @@ else:
         "Claims of sample", names, index=len(names) - 1, key="sample_claims_sample"
     )
     claims.make_claims(store, user, claims_for)
-    path.show_next_for(store, claims_for)
+    path.show_next_for(claims_for)

@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.store import Store
 from annotate.workflow.path import LeadPath, Step, lead_path
 
 # app.PAGE_FILES' stems: a page link names the page's file
@@ -27,12 +26,12 @@ PAGE_PATHS = {
 DONE, NEXT, LATER = "✓", "→", "·"  # plain characters: no icon font is fetched
 
 
-def show_path(store: Store, key: str = "home_path_sample") -> LeadPath:
+def show_path(key: str = "home_path_sample") -> LeadPath:
     """Every step of the chosen sample's path with its state, the next step, and reviewers."""
-    path = lead_path(store)
+    path = ui.computed(lead_path)  # recomputed only when the store changes
     if len(path.samples) > 1:
         chosen = st.selectbox("Sample", path.samples, index=len(path.samples) - 1, key=key)
-        path = lead_path(store, chosen)
+        path = ui.computed(lead_path, chosen)
     st.subheader("Where the sample stands" if path.sample else "Getting started")
     upcoming = path.next_step
     for step in path.steps:
@@ -58,8 +57,8 @@ def show_next(path: LeadPath) -> None:
     _link(upcoming, ui.fmt("Go to {}", upcoming.title))
 
 
-def show_next_for(store: Store, sample: str | None = None) -> None:
-    show_next(lead_path(store, sample))
+def show_next_for(sample: str | None = None) -> None:
+    show_next(ui.computed(lead_path, sample))
 
 
 def _link(step: Step, label: str) -> None:
