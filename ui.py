@@ -50,7 +50,32 @@ def _computed(path: str, mark: tuple, name: str, args: tuple, kwargs: dict, _fun
 
 
 def show_error(exc: AnnotateError) -> None:
-    st.error(md(str(exc)))  # no icon: Material icons load from a Google server
+    st.error(md(app_text(str(exc))))  # no icon: Material icons load from a Google server
+
+
+# The library's messages name command-line flags (they are shared with the CLI); the app names
+# the same things in its own words. Unlisted flags lose their dashes ("--source-format" ->
+# "source format"); a whole command with flags becomes "the command line".
+_APP_WORDS = {
+    "n": "the number of traces",
+    "as": "account",
+    "baseline": "the offline baseline judge",
+    "by": "strata",
+    "map": "field mapping",
+    "per-trace": "reviewers per trace",
+    "top-up": "top up",
+    "where": "filters",
+    "max-rate": "maximum rate",
+    "width": "interval width",
+}
+_COMMAND_WITH_FLAGS = re.compile(r"`annotate [^`]*--[^`]*`")
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
+
+
+def app_text(message: str) -> str:
+    """A library message in the app's words: no command-line flags."""
+    message = _COMMAND_WITH_FLAGS.sub("the command line", message)
+    return _FLAG.sub(lambda m: _APP_WORDS.get(m[1], m[1].replace("-", " ")), message)
 
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; Streamlit's

@@ -25,6 +25,23 @@ from annotate.store.claims import record_llm_call
 MAX_RETRIES = 3
 TIMEOUT_SECONDS = 120.0
 T = TypeVar("T")
+PRICES_KEY = "judge_prices"  # a setting; the name is kept from when only the judge had prices
+# US dollars per million tokens (input, output): a setting, this is its default
+DEFAULT_PRICES = {
+    "claude-haiku-4-5": [1.0, 5.0],
+    "claude-sonnet-4-5": [3.0, 15.0],
+    "claude-opus-4-5": [5.0, 25.0],
+}
+
+
+def prices(store: Store) -> dict[str, list[float]]:
+    """Model -> [input, output] US dollars per million tokens: the setting over the defaults."""
+    import json
+
+    from annotate.store.assignments import get_setting
+
+    saved = get_setting(store, PRICES_KEY)
+    return {**DEFAULT_PRICES, **(json.loads(saved) if saved else {})}
 
 
 class LLMError(AnnotateError):

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.claims.extraction import claim_flags
 from annotate.errors import AnnotateError
 from annotate.labelling.adjudication import adjudicate, disagreements, judge_disagreements
 from annotate.labelling.session import claim_view, rubric_labels
 from annotate.sampling.samples import list_samples
+from widgets import claims, path
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -16,13 +16,14 @@ st.title("Adjudicate")
 
 samples = [s["name"] for s in list_samples(store)]
 if not samples:
-    st.info("No samples yet.")
+    st.info("No samples yet: draw one on the Sample page, assign it, and let reviewers label.")
+    st.page_link("pages/sample.py", label="Go to Sample")
     st.stop()
 sample = st.selectbox("Sample", samples, key="adjudicate_sample")
-flags = claim_flags(store, sample)
-if flags:
-    with st.expander(ui.fmt("{} claims flagged as badly extracted", len(flags))):
-        st.dataframe(pd.DataFrame(flags), hide_index=True, key="adjudicate_flags")
+claims.fix_flagged(store, user, sample)
+recorded = st.session_state.pop("adjudicate_recorded", None)
+if recorded:
+    st.success(ui.md(recorded))
 open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
 judged = judge_disagreements(store, sample)
 if judged:
@@ -33,16 +34,12 @@ if judged:
 items = disagreements(store, sample, include_resolved=not open_only)
 st.caption(ui.fmt("{} claims where reviewers disagree", len(items)))
 if not items:
+    path.show_next_for(sample)
     st.stop()
 _, labels = rubric_labels(store)
 names = [item["label"] for item in labels]
-choice = st.selectbox(
-    "Claim",
-    range(len(items)),
-    format_func=lambda i: f"{items[i]['trace_id']} · claim {items[i]['claim_index'] + 1}",
-    key="adjudicate_claim",
-)
-item = items[choice]
+by_name = {f"{i['trace_id']} · claim {i['claim_index'] + 1}": i for i in items}
+item = by_name[st.selectbox("Claim", list(by_name), key="adjudicate_claim")]
 ui.show_claim(claim_view(store, item["trace_id"], item["claim_index"]))
 st.subheader("Votes")
 for vote in item["votes"]:
@@ -58,12 +55,16 @@ if item["adjudication"]:
             item["adjudication"]["adjudicator"],
         )
     )
-with st.form("adjudicate_form"):
+with st.form("adjudicate_form", clear_on_submit=True):
     label = st.selectbox("Final label", names, key="adjudicate_label")
     reason = st.text_area("Reason (auditors read it)", key="adjudicate_reason")
     if st.form_submit_button("Record final label", type="primary"):
         try:
             adjudicate(store, user.name, item["trace_id"], item["claim_index"], label, reason)
-            st.success("Recorded. The original votes stay.")
+            st.session_state["adjudicate_recorded"] = (
+                f"Recorded {label} for {item['trace_id']} · claim {item['claim_index'] + 1}. "
+                "The original votes stay."
+            )
+            st.rerun()  # the list follows: a resolved claim leaves "Only unresolved"
         except AnnotateError as exc:
             ui.show_error(exc)

@@ -5,10 +5,12 @@ import streamlit as st
 
 import ui
 from annotate.accounts.users import reviewer_names
+from annotate.claims.extraction import claims_todo
 from annotate.errors import AnnotateError
 from annotate.labelling.assignment import assign
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import reviewer_samples, sample_load
+from widgets import path
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -17,6 +19,7 @@ st.title("Assign")
 samples = [s["name"] for s in list_samples(store)]
 if not samples:
     st.info("Draw a sample first, on the Sample page.")
+    st.page_link("pages/sample.py", label="Go to Sample")
     st.stop()
 
 if "demo" in samples and "demo" not in reviewer_samples(store, user.name):
@@ -42,7 +45,19 @@ seed = right.number_input("Seed for each reviewer's order", min_value=0, value=0
 st.caption(
     "Assigning again keeps what is covered; a reviewer left out keeps finished traces and loses the rest."
 )
-if st.button("Assign", key="assign_run"):
+missing = len(claims_todo(store, sample))
+anyway = False
+if missing:
+    st.warning(
+        ui.fmt(
+            "{} sampled traces have no claims yet: reviewers would not see them. Make their "
+            "claims on the Sample page first.",
+            f"{missing:,}",
+        )
+    )
+    st.page_link("pages/sample.py", label="Make claims on the Sample page")
+    anyway = st.checkbox("Assign anyway, without those traces", key="assign_anyway")
+if st.button("Assign", key="assign_run", disabled=bool(missing) and not anyway):
     try:
         report = assign(
             store, sample, chosen, int(per_trace), float(overlap), int(seed), assigned_by=user.name
@@ -55,3 +70,4 @@ load = sample_load(store, sample)
 if load:
     st.subheader("Load")
     st.dataframe(pd.DataFrame(load), hide_index=True, key="assign_load")
+path.show_next_for(sample)

@@ -50,8 +50,12 @@ except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
 
+if user.role == "lead":
+    from widgets import path  # noqa: E402 - leads only
+
+    path.show_path()
 if not status["traces"]:
-    st.info("The store is empty. Import a trace file on the Import page, or run `annotate init`.")
+    st.info("The store is empty. Import a trace file on the Import page.")
     st.stop()
 
 total = status["traces"]

@@ -42,8 +42,8 @@ mapping_text = st.text_area(
 )
 
 
-def _run(path: Path, name: str) -> ImportReport:
-    bar = st.progress(0.0, text="reading…")
+def _run(path: Path, name: str, slot) -> ImportReport:
+    bar = slot.progress(0.0, text="reading…")
 
     def progress(rows: int, fraction: float) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=ui.fmt("read {} rows", f"{rows:,}"))
@@ -59,21 +59,25 @@ def _run(path: Path, name: str) -> ImportReport:
 
 
 if st.button("Import", type="primary", key="import_run"):
+    st.session_state.pop("import_report", None)  # an error must not leave the last report up
+    slot = st.empty()  # the progress bar: emptied whatever happens, never left at "reading…"
     try:
         if upload is not None:
             with tempfile.TemporaryDirectory() as folder:
                 target = Path(folder) / Path(upload.name).name
                 target.write_bytes(upload.getvalue())
-                st.session_state["import_report"] = _run(target, upload.name)
+                st.session_state["import_report"] = _run(target, upload.name, slot)
         elif path_text.strip():
             target = inbox_path(ui.store(), path_text)
-            st.session_state["import_report"] = _run(target, path_text.strip())
+            st.session_state["import_report"] = _run(target, path_text.strip(), slot)
         else:
             st.warning("Upload a file or give a path first.")
     except AnnotateError as exc:
         ui.show_error(exc)
     except Exception as exc:  # a bug: one line here, the traceback in the log file
         st.error(ui.md(record_crash(exc, "The import", resolve_db_path())))  # no icon, as ui
+    finally:
+        slot.empty()
 
 report = st.session_state.get("import_report")
 if report is not None:
@@ -105,3 +109,6 @@ if report is not None:
         st.dataframe(
             pd.DataFrame([e.as_json() for e in errors]), hide_index=True, key="import_errors"
         )
+    if report.imported and kind == "traces":
+        st.caption("Next: draw a sample of the traces, on the Sample page.")
+        st.page_link("pages/sample.py", label="Go to Sample")

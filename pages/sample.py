@@ -9,6 +9,7 @@ from annotate.sampling.allocation import ALLOCATIONS, DEFAULT_BY, SampleSpec, pa
 from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
 from annotate.sampling.tables import plan_frame, samples_frame
 from annotate.store.samples import attribute_names
+from widgets import claims, path
 
 user = ui.require_role("lead")
 st.title("Sample")
@@ -81,21 +82,24 @@ if plan is not None:
         try:
             drawn = draw_sample(store, plan.spec, created_by=user.name, plan=plan)
             st.session_state.pop("sample_plan", None)
-            st.success(
-                ui.fmt(
-                    "Drew {} traces into {} (seed {}).",
-                    len(drawn.trace_ids),
-                    drawn.spec.name,
-                    drawn.spec.seed,
-                )
+            st.session_state["sample_drawn"] = ui.fmt(
+                "Drew {} traces into {} (seed {}). Next: make their claims below.",
+                len(drawn.trace_ids),
+                drawn.spec.name,
+                drawn.spec.seed,
             )
+            st.session_state["sample_claims_sample"] = drawn.spec.name
+            st.rerun()  # the plan and its Draw button go; the result and the next step show
         except AnnotateError as exc:
             ui.show_error(exc)
 
+drawn_message = st.session_state.pop("sample_drawn", None)
+if drawn_message:
+    st.success(drawn_message)
 st.subheader("Samples")
 samples = list_samples(store)
 if not samples:
-    st.caption("No samples yet.")
+    st.caption("No samples yet: fill in the form above, show the plan, then draw.")
 else:
     st.dataframe(
         samples_frame(samples),
@@ -113,3 +117,9 @@ else:
             )
         except AnnotateError as exc:
             ui.show_error(exc)
+    names = [s["name"] for s in samples]
+    claims_for = st.selectbox(
+        "Claims of sample", names, index=len(names) - 1, key="sample_claims_sample"
+    )
+    claims.make_claims(store, user, claims_for)
+    path.show_next_for(claims_for)

@@ -99,8 +99,12 @@ def test_sample_page_plans_and_draws_a_sample(app_store):
     assert list(plan["N_h"]) == [1, 1] and list(plan["n_h"]) == [1, 1]
     app.button(key="sample_draw").click().run()
     assert not app.exception, app.exception
-    assert plain(app.success[0].value) == "Drew 2 traces into page-sample (seed 7)."
-    listed = app.dataframe[-1].value
+    assert plain(app.success[0].value) == (
+        "Drew 2 traces into page-sample (seed 7). Next: make their claims below."
+    )
+    assert not [b for b in app.button if b.key == "sample_draw"]  # the plan and Draw are gone
+    assert "Plan: 2 of 2 traces" not in [plain(h.value) for h in app.subheader]
+    listed = app.dataframe[0].value  # the plan table is gone: the first is the list
     assert list(listed["name"]) == ["page-sample"] and list(listed["traces"]) == [2]
 
 

@@ -178,7 +178,12 @@ def test_the_lead_adjudicates_a_disagreement(labelling_store):
     app.selectbox(key="adjudicate_label").select("contradicted")
     app.text_area(key="adjudicate_reason").input("the context gives another amount")
     app.button[-1].click().run()
-    assert "Recorded. The original votes stay." in app.success[0].value
+    assert (
+        plain(app.success[0].value)
+        == "Recorded contradicted for lt-000 · claim 1. The original votes stay."
+    )
+    # the list follows the action: the resolved claim left "Only unresolved"
+    assert "35 claims where reviewers disagree" in [plain(c.value) for c in app.caption]
     store = open_store(labelling_store)
     try:
         assert store.scalar("SELECT count(*) FROM adjudications") == 1
@@ -210,7 +215,7 @@ def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling
     assert not app.exception, app.exception
     lead = app_as(User("lena", "lead"), "pages/adjudicate.py")
     # no disagreements yet, so the page stops after the flags
-    assert "1 claims flagged as badly extracted" in [plain(e.label) for e in lead.expander]
+    assert "1 flagged claims, 1 still to fix" in [plain(e.label) for e in lead.expander]
 
 
 def test_the_calibration_page_shows_agreement_and_the_judge_confusion(labelling_store):

@@ -32,6 +32,7 @@ KINDS = (
     "rubric",
     "judge_run",
     "canary",
+    "claim_revision",
 )
 
 

@@ -319,6 +319,37 @@ def _claims_of(
     return extract_claims(store, client, trace_id, response, request, max_claims)
 
 
+OUTPUT_TOKENS_PER_SENTENCE = 40  # a claim and its quote as JSON, about
+
+
+def claims_todo(store: Store, sample: str) -> list[str]:
+    """The sample's traces that have no claims yet, in the sample's order."""
+    trace_ids = sample_trace_ids(store, sample)
+    have = sql.claim_counts(store, trace_ids)
+    return [trace_id for trace_id in trace_ids if not have.get(trace_id)]
+
+
+def estimate_llm_cost(store: Store, sample: str, max_claims: int = MAX_CLAIMS) -> dict[str, Any]:
+    """What LLM extraction of the sample's traces without claims would cost: tokens at about 4
+    characters a token (an upper bound: no cache discount) times the model's price setting."""
+    todo = claims_todo(store, sample)
+    texts = sql.trace_texts(store, todo)
+    system = len(CLAIM_SYSTEM.format(max_claims=max_claims)) // 4
+    tokens_in = tokens_out = calls = 0
+    for request, response in texts.values():
+        if not response.strip():
+            continue  # no call for an empty response
+        calls += 1
+        tokens_in += system + len(claim_prompt(response, request)) // 4
+        sentences = min(len(split_sentences(response)), max_claims)
+        tokens_out += OUTPUT_TOKENS_PER_SENTENCE * max(sentences, 1)
+    model = claim_model()
+    price = llm.prices(store).get(model)
+    usd = None if price is None else round((tokens_in * price[0] + tokens_out * price[1]) / 1e6, 4)
+    return {"traces": len(todo), "calls": calls, "model": model, "input_tokens": tokens_in,
+            "output_tokens": tokens_out, "usd": usd}  # fmt: skip
+
+
 def claims_for_trace(store: Store, trace_id: str) -> list[dict[str, Any]]:
     """The trace's claims in order: index, text, start, end, origin."""
     return sql.trace_claims(store, trace_id)

@@ -50,8 +50,8 @@ class UnmappedJudgeLabelError(UsageError):
         example = next(iter(unmapped))
         super().__init__(
             f"judge {judge!r} used labels with no mapping to supported / unsupported / "
-            f"abstained: {listed}. Map each before calibration, e.g. `annotate judge-labels "
-            f"--judge {judge} --set {example}=unsupported`, or on the Calibration page (lead)."
+            f"abstained: {listed}. Map each before calibration: on the Calibration page (lead), "
+            f"or with `annotate judge-labels --judge {judge} --set {example}=unsupported`."
         )
 
 

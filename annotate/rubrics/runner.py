@@ -5,7 +5,6 @@ cancellable. (rubric version, model, claim) is judged once; a rerun retries only
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -15,6 +14,7 @@ from typing import Any
 from annotate import llm
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import UsageError
+from annotate.llm import DEFAULT_PRICES, PRICES_KEY  # noqa: F401 - their home was here
 from annotate.rubrics import prompt
 from annotate.rubrics.baseline import baseline_verdict
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
@@ -22,15 +22,7 @@ from annotate.sampling.samples import sample_trace_ids
 from annotate.store import Store
 from annotate.store import judge_labels as label_sql
 from annotate.store import judge_runs as sql
-from annotate.store.assignments import get_setting
 
-PRICES_KEY = "judge_prices"
-# US dollars per million tokens (input, output): a setting, this is its default
-DEFAULT_PRICES = {
-    "claude-haiku-4-5": [1.0, 5.0],
-    "claude-sonnet-4-5": [3.0, 15.0],
-    "claude-opus-4-5": [5.0, 25.0],
-}
 OUTPUT_TOKENS_PER_CLAIM = 150
 NO_KEY_FIX = ", or run the offline baseline judge (--baseline)"
 QUESTION_OUTCOMES = {"yes": "supported", "no": "unsupported", "unknown": "abstained"}
@@ -124,8 +116,7 @@ def _jobs(todo: list[tuple[str, int]], material: dict[str, Any], granularity: st
 
 
 def prices(store: Store) -> dict[str, list[float]]:
-    saved = get_setting(store, PRICES_KEY)
-    return {**DEFAULT_PRICES, **(json.loads(saved) if saved else {})}
+    return llm.prices(store)
 
 
 def estimate(

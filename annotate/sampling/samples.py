@@ -118,7 +118,7 @@ def _check_spec(store: Store, spec: SampleSpec) -> None:
     if spec.min_per_stratum < 0:
         raise SampleError(f"the minimum per stratum must be 0 or more, got {spec.min_per_stratum}")
     if not spec.by:
-        raise SampleError("stratify by at least one column, e.g. --by feature")
+        raise SampleError("stratify by at least one column (--by), e.g. feature")
     names = list(spec.by) + list(spec.filters.attributes)
     for name in names:
         if name not in STRATUM_COLUMNS and not sql.has_attribute(store, name):
@@ -149,7 +149,7 @@ def draw_sample(
     with store.transaction():
         if sql.sample_row(store, spec.name) is not None:
             raise SampleError(
-                f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
+                f"a sample named {spec.name!r} exists; pick another --name, or --top-up that sample"
             )
         if plan is None or plan.spec != spec or plan.inputs != sql.plan_inputs(store):
             plan = plan_sample(store, spec)

@@ -251,11 +251,11 @@ def draw_from_source(
     if not spec.name.strip():
         raise SampleError("give the sample a --name")
     if not spec.by:
-        raise SampleError("stratify by at least one column, e.g. --by feature")
+        raise SampleError("stratify by at least one column (--by), e.g. feature")
     with store.transaction():
         if not plan_only and sample_sql.sample_row(store, spec.name) is not None:
             raise SampleError(
-                f"a sample named {spec.name!r} exists; pick another --name, or --top-up it"
+                f"a sample named {spec.name!r} exists; pick another --name, or --top-up that sample"
             )
         frame = SourceFrame(store, source, spec)
         counts, frame_size, excluded = frame.strata(judge_outcomes(store))

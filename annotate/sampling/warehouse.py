@@ -86,7 +86,7 @@ def _where(spec: SampleSpec) -> Any:
 
 def _strata(spec: SampleSpec) -> list[Any]:
     if not spec.by:
-        raise SampleError("stratify by at least one column, e.g. --by feature")
+        raise SampleError("stratify by at least one column (--by), e.g. feature")
     return [
         exp.alias_(exp.cast(exp.column(name), exp.DataType.build("text")), name) for name in spec.by
     ]

@@ -144,7 +144,8 @@ def insert_skip(store: Store, trace_id: str, claim_index: int, reviewer: str, re
 
 def last_label_event(store: Store, reviewer: str, sample: str) -> dict[str, Any] | None:
     rows = store.fetch_dicts(
-        "SELECT e.* FROM label_events e WHERE e.reviewer = ? AND e.origin = 'app' AND e.trace_id IN "
+        "SELECT e.* FROM label_events e SEMI JOIN claims c USING (trace_id, claim_index) "
+        "WHERE e.reviewer = ? AND e.origin = 'app' AND e.trace_id IN "
         "(SELECT trace_id FROM assignments WHERE sample = ? AND reviewer = ?) "
         "ORDER BY e.event_id DESC LIMIT 1",
         [reviewer, sample, reviewer],
@@ -210,6 +211,7 @@ def sample_load(store: Store, sample: str) -> list[dict[str, Any]]:
     return store.fetch_dicts(
         "SELECT a.reviewer, count(DISTINCT a.trace_id) AS traces, "
         "(SELECT count(DISTINCT (e.trace_id, e.claim_index)) FROM label_events e "
+        " SEMI JOIN claims c USING (trace_id, claim_index) "
         " JOIN assignments b ON b.trace_id = e.trace_id AND b.reviewer = e.reviewer "
         " WHERE b.sample = ? AND e.reviewer = a.reviewer AND b.active) AS claims_labelled "
         "FROM assignments a WHERE a.sample = ? AND a.active GROUP BY a.reviewer ORDER BY a.reviewer",

@@ -1,6 +1,8 @@
 """SQL for agreement and calibration: current votes, adjudications, judge verdicts, claims.
 
 `sample=None` means every labelled trace in the store; otherwise the traces of that sample.
+Only current claims count: labels and adjudications of a claim a lead replaced by a new version
+(store/claims.py, retired_claims) stay in the ledger but are no evidence.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ def _scope(alias: str, sample: str | None) -> tuple[str, list[Any]]:
     )
 
 
+_CURRENT = "SEMI JOIN claims c ON c.trace_id = {a}.trace_id AND c.claim_index = {a}.claim_index "
+
+
 def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
     """Each reviewer's current (latest) label of each claim, with when it was given."""
     join, params = _scope("e", sample)
@@ -30,7 +35,7 @@ def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
         "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
         "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note, "
         "max(e.created_at) AS created_at "
-        f"FROM label_events e{join} "
+        f"FROM label_events e{join} {_CURRENT.format(a='e')}"
         "GROUP BY e.trace_id, e.claim_index, e.reviewer "
         "ORDER BY e.trace_id, e.claim_index, e.reviewer",
         params,
@@ -43,7 +48,7 @@ def adjudications(store: Store, sample: str | None) -> list[dict[str, Any]]:
         "SELECT a.trace_id, a.claim_index, arg_max(a.label, a.event_id) AS label, "
         "arg_max(a.error_type, a.event_id) AS error_type, arg_max(a.reason, a.event_id) AS reason, "
         "arg_max(a.adjudicator, a.event_id) AS adjudicator "
-        f"FROM adjudications a{join} GROUP BY a.trace_id, a.claim_index",
+        f"FROM adjudications a{join} {_CURRENT.format(a='a')}GROUP BY a.trace_id, a.claim_index",
         params,
     )
 
@@ -58,6 +63,8 @@ def verdicts(store: Store, sample: str | None, judge: str, level: str) -> list[d
         f"FROM judge_verdicts v{join} "
         "WHERE v.judge = ? AND v.level = ? "
         "AND v.trace_id IN (SELECT trace_id FROM label_events) "
+        "AND (v.level <> 'claim' OR EXISTS (SELECT 1 FROM claims c "
+        "     WHERE c.trace_id = v.trace_id AND c.claim_index = v.claim_index)) "
         "GROUP BY v.trace_id, v.level, v.claim_index ORDER BY v.trace_id, v.claim_index",
         [*params, judge, level],
     )

@@ -345,6 +345,21 @@ CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (
 );
 """
 
+_CLAIM_VERSIONS = """
+CREATE TABLE retired_claims (         -- claim versions a lead replaced; `claims` holds the current ones
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,     -- never reused: a new version gets a new index
+    text VARCHAR NOT NULL,
+    start_offset INTEGER,
+    end_offset INTEGER,
+    origin VARCHAR NOT NULL,
+    action VARCHAR NOT NULL,          -- split | merge | correct
+    replaced_by JSON NOT NULL,        -- the claim indexes of the new version
+    retired_by VARCHAR NOT NULL,
+    retired_at TIMESTAMP NOT NULL
+);
+"""
+
 # Counts by label alone cannot give a trace's outcome under a later label mapping (a response
 # verdict wins over the claims'), so the frame's verdicts are kept per trace signature: the
 # undrawn traces of a stratum grouped by their latest response label and claim labels.
@@ -373,5 +388,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
     ("0008_canary", _CANARY),
     ("0009_sample_sources", _SAMPLE_SOURCES),
+    ("0010_claim_versions", _CLAIM_VERSIONS),
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
 ]
