@@ -145,6 +145,7 @@ def ppi_stratified(
         variance += (weight * se) ** 2
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     half = z * math.sqrt(variance)
+
     # A rate: PPI's unbiased estimate, and so either bound, can leave [0, 1] (1.48 on 12 labels).
     def clip(value: float) -> float:
         return min(1.0, max(0.0, value))
