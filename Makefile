@@ -27,8 +27,9 @@ run: data
 	$(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
+# -n auto: one worker per core (pytest-xdist); every test keeps to its own temporary store and port.
 test: install
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs -n auto
 
 bench: install
 	$(BIN)/python -m tests.bench
