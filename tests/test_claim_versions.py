@@ -172,3 +172,37 @@ def test_back_and_the_load_table_skip_a_replaced_claim(labelled):
     assert (back.trace_id, back.claim_index) == ("lt-001", 1)
     after = {row["reviewer"]: row["claims_labelled"] for row in sample_load(store, "demo")}
     assert after == {name: count - 1 for name, count in before.items()} == {"alice": 5, "bob": 5}
+
+
+def test_labels_made_elsewhere_name_the_current_version(labelled, tmp_path):
+    """Catches `annotate import-labels` counting claims instead of reading their indexes: after a
+    split the trace's claims are 1 to 4, so a label for claim 4 is kept and one for the
+    replaced claim 0 is refused by line, naming the claims there are."""
+    import json
+
+    from annotate.ingest.labels import import_labels
+
+    split_claim(
+        labelled,
+        "lt-000",
+        0,
+        [
+            ClaimSpan("Invoice INV-1000 was issued", None, None),
+            ClaimSpan("It is dated 2026-02-01.", None, None),
+        ],
+        "lena",
+    )
+    path = tmp_path / "labels.jsonl"
+    rows = [
+        {"trace_id": "lt-000", "claim": 4, "reviewer": "carol", "label": "supported"},
+        {"trace_id": "lt-000", "claim": 0, "reviewer": "carol", "label": "supported"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = import_labels(labelled, path)
+    assert (report.imported, report.rejected) == (1, 1)
+    [error] = report.errors
+    assert (error.line, error.field) == (2, "claim")
+    assert (
+        error.message == "trace 'lt-000' has current claims 1, 2, 3, 4, so claim 0 does not exist"
+    )
+    assert _events(labelled, "lt-000", 4) == [("carol", "supported")]

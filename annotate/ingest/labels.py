@@ -189,26 +189,31 @@ def _import_batch(
 def _check_claims(
     store: Store, rows: list[dict[str, Any]], errors: list[RowError], report: ImportReport
 ) -> list[dict[str, Any]]:
-    counts = sql.existing_claims(store, list({row["trace_id"] for row in rows}))
+    current = sql.existing_claims(store, list({row["trace_id"] for row in rows}))
     kept = []
     for row in rows:
-        count = counts.get(row["trace_id"])
-        if count is None:
+        indexes = current.get(row["trace_id"])
+        if indexes is None:
             message = f"{row['trace_id']!r} is not in the store; import the trace before its labels"
             errors.append(RowError(row["line"], "trace_id", message))
-        elif row["claim_index"] >= count:
-            message = (
-                f"trace {row['trace_id']!r} has {count} claims (indexes 0 to {count - 1}), "
-                f"so claim {row['claim_index']} does not exist"
-                if count
-                else f"trace {row['trace_id']!r} has no claims yet; create its claims first"
-            )
-            errors.append(RowError(row["line"], "claim", message))
+        elif row["claim_index"] not in indexes:
+            errors.append(RowError(row["line"], "claim", _no_such_claim(row, indexes)))
         else:
             kept.append(row)
             continue
         report.rejected += 1
     return kept
+
+
+def _no_such_claim(row: dict[str, Any], indexes: list[int]) -> str:
+    trace, claim = row["trace_id"], row["claim_index"]
+    if not indexes:
+        return f"trace {trace!r} has no claims yet; create its claims first"
+    if indexes == list(range(len(indexes))):
+        span = f"{len(indexes)} claims (indexes 0 to {len(indexes) - 1})"
+    else:  # a lead revised some: the current ones keep their own indexes
+        span = f"current claims {', '.join(map(str, indexes))}"
+    return f"trace {trace!r} has {span}, so claim {claim} does not exist"
 
 
 def _drop_duplicates(

@@ -34,17 +34,19 @@ def active_rubric(store: Store) -> tuple[int, list[dict[str, Any]]]:
     return int(row[0]), json.loads(row[1])
 
 
-def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
-    """trace_id -> number of claims, for the ids that exist (0 when a trace has none yet)."""
+def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, list[int]]:
+    """trace_id -> its current claim indexes, ascending, for the ids that exist ([] when a trace
+    has none yet). After a lead revises a claim the indexes need not run from 0 without gaps."""
     if not trace_ids:
         return {}
     rows = store.fetch_with_batch(
-        "SELECT t.trace_id, count(c.claim_index) FROM traces t "
+        "SELECT t.trace_id, list(c.claim_index ORDER BY c.claim_index) "
+        "FILTER (WHERE c.claim_index IS NOT NULL) FROM traces t "
         "JOIN _batch USING (trace_id) LEFT JOIN claims c USING (trace_id) "
         "GROUP BY t.trace_id",
         pa.table({"trace_id": list(trace_ids)}),
     )
-    return {trace_id: int(count) for trace_id, count in rows}
+    return {trace_id: list(indexes or []) for trace_id, indexes in rows}
 
 
 def known_users(store: Store, names: Sequence[str]) -> set[str]:
