@@ -32,6 +32,8 @@ KINDS = (
     "rubric",
     "judge_run",
     "canary",
+    "question",
+    "answer",
 )
 
 

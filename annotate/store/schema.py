@@ -345,6 +345,27 @@ CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (
 );
 """
 
+_QUESTIONS = """
+CREATE SEQUENCE question_ids START 1;
+CREATE SEQUENCE question_answer_ids START 1;
+CREATE TABLE questions (              -- a reviewer's question to the leads about one claim
+    id BIGINT PRIMARY KEY DEFAULT nextval('question_ids'),
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    sample VARCHAR,                   -- the sample the reviewer was labelling
+    reviewer VARCHAR NOT NULL,
+    question VARCHAR NOT NULL,
+    asked_at TIMESTAMP NOT NULL
+);
+CREATE TABLE question_answers (       -- append-only: the current answer is the latest row
+    id BIGINT PRIMARY KEY DEFAULT nextval('question_answer_ids'),
+    question_id BIGINT NOT NULL,
+    answer VARCHAR NOT NULL,
+    answered_by VARCHAR NOT NULL,
+    answered_at TIMESTAMP NOT NULL
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_default_rubric", _default_rubric()),
@@ -355,4 +376,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
     ("0008_canary", _CANARY),
     ("0009_sample_sources", _SAMPLE_SOURCES),
+    ("0011_questions", _QUESTIONS),
 ]
