@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from labelling_data import prepare
+from test_roles import seeded  # noqa: F401 - the roles' store: unique judge and bob strings
 
 from annotate.accounts.activity import activity
 from annotate.labelling.assignment import assign
@@ -27,6 +28,7 @@ from annotate.labelling.session import (
     skip_claim,
     skipped_claims,
 )
+from annotate.store import open_store
 
 
 @pytest.fixture
@@ -127,3 +129,61 @@ def test_recent_verdicts_are_the_last_twenty_and_only_the_reviewers_own(ready):
     record_verdict(ready, "bob", view, "contradicted")
     recent = recent_verdicts(ready, "alice", "demo")
     assert len(recent) == 20 and {r["label"] for r in recent} == {"supported"}
+
+
+# -- the pages: Label (ask, read the answer), Questions (a lead answers) -------------------------
+
+
+def test_on_the_pages_a_reviewer_asks_a_lead_answers_and_nothing_else_reaches_the_reviewer(
+    seeded,
+):
+    from conftest import button_for, run_app
+    from test_roles import (
+        JUDGE_EXPLANATION,
+        JUDGE_LABEL,
+        JUDGE_NAME,
+        OTHER_NOTE,
+        USERS,
+        rendered,
+    )
+
+    store = open_store(seeded)
+    view = next_claim(store, "bob", "demo")
+    ask_question(store, "bob", view.trace_id, view.claim_index, "BOB-QUESTION-77 " + OTHER_NOTE)
+    store.close()
+    alice = run_app(USERS["reviewer"], "pages/label.py")
+    alice.text_area(key="label_question").input("Is a refund the same as a credit here?")
+    button_for(alice, "label_ask_").click().run()
+    assert not alice.exception, alice.exception
+    lead = run_app(USERS["lead"], "pages/questions.py")
+    assert "2 open · 0 answered" in [c.value for c in lead.caption]
+    lead.selectbox(key="questions_pick").select(1)  # oldest first: bob's, then alice's
+    lead.run()
+    page = rendered(lead)
+    assert "Is a refund the same as a credit here?" in page and "lt-0" in page  # claim, context
+    lead.text_area(key="questions_answer").input("No: a credit stays on the account.")
+    lead.button(key="questions_send").click().run()
+    assert not lead.exception, lead.exception
+    assert "1 open · 1 answered" in [c.value for c in lead.caption]
+    alice.run()
+    page = rendered(alice)
+    assert "No: a credit stays on the account." in page
+    for secret in (JUDGE_LABEL, JUDGE_EXPLANATION, JUDGE_NAME, OTHER_NOTE, "BOB-QUESTION-77"):
+        assert secret not in page, secret
+    store = open_store(seeded)
+    try:
+        kinds = store.fetchall(
+            "SELECT actor, kind FROM activity WHERE kind IN ('question', 'answer') ORDER BY id"
+        )
+    finally:
+        store.close()
+    assert kinds == [("bob", "question"), ("alice", "question"), ("lena", "answer")]
+
+
+def test_a_reviewer_cannot_open_the_questions_page(seeded):
+    from conftest import run_app
+    from test_roles import USERS
+
+    app = run_app(USERS["reviewer"])
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        app.switch_page("pages/questions.py")
