@@ -135,7 +135,7 @@ def test_recent_verdicts_are_the_last_twenty_and_only_the_reviewers_own(ready):
 
 
 def test_on_the_pages_a_reviewer_asks_a_lead_answers_and_nothing_else_reaches_the_reviewer(
-    seeded,
+    seeded,  # noqa: F811 - the fixture imported above
 ):
     from conftest import button_for, run_app
     from test_roles import (
@@ -180,7 +180,7 @@ def test_on_the_pages_a_reviewer_asks_a_lead_answers_and_nothing_else_reaches_th
     assert kinds == [("bob", "question"), ("alice", "question"), ("lena", "answer")]
 
 
-def test_a_reviewer_cannot_open_the_questions_page(seeded):
+def test_a_reviewer_cannot_open_the_questions_page(seeded):  # noqa: F811
     from conftest import run_app
     from test_roles import USERS
 
