@@ -20,6 +20,7 @@ from annotate.store.samples import attribute_names
 from widgets import calibration as calibration_widgets
 
 user = ui.require_role("lead", "auditor")
+st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
 store = ui.store()
 
 
@@ -73,7 +74,9 @@ st.caption(
 )
 
 left, right = st.columns([1, 2])
-left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
+left.altair_chart(
+    charts.confusion_chart(report["confusion"]), width="content", key="calibration_confusion"
+)
 right.dataframe(
     pd.DataFrame(
         [ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]

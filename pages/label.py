@@ -27,6 +27,7 @@ from widgets.label import Desk
 CONTEXT_HEIGHT = 640  # px: with the header, the page fits a 1000 px high window
 
 user = ui.require_role("reviewer", "lead")
+st.set_page_config(layout="wide")  # the claim column and the context side by side
 store = ui.store()
 head, keys = st.columns([6, 1], vertical_alignment="bottom")
 head.title("Label")
