@@ -184,9 +184,9 @@ class Desk:
             height=68,
             help="Keys here only type. Ctrl+Enter keeps the note and returns to the verdict keys.",
         )
-        back, skip, reason = st.columns([1, 2, 2])
+        back, skip, reason = st.columns([2, 5, 4])
         back.button(
-            "B · Back",
+            "Back",
             key="label_back_button",
             shortcut="b",
             help="change your last verdict",
@@ -194,7 +194,7 @@ class Desk:
         )
         chosen = st.session_state.get("label_skip_reason") or SKIP_REASONS[0]
         skip.button(
-            ui.fmt("S · Skip: {}", chosen.replace("_", " ")),
+            ui.fmt("Skip: {}", chosen.replace("_", " ")),
             key=f"label_skip_{shown}",
             shortcut="s",
             on_click=ui.guard(self.skip),
