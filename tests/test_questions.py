@@ -187,3 +187,39 @@ def test_a_reviewer_cannot_open_the_questions_page(seeded):  # noqa: F811
     app = run_app(USERS["reviewer"])
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         app.switch_page("pages/questions.py")
+
+
+def test_on_the_label_page_a_skipped_claim_is_reopened_and_back_fills_in_the_verdict_given(
+    seeded,  # noqa: F811 - the fixture imported above
+):
+    from conftest import button_for, run_app
+    from test_pages_labelling import _claim_text
+    from test_roles import USERS
+
+    app = run_app(USERS["reviewer"], "pages/label.py")
+    skipped = _claim_text(app)
+    button_for(app, "label_skip_").click().run()
+    app.selectbox(key="label_error_type").select("number")
+    app.text_area(key="label_note").input("the amount differs")
+    labelled = _claim_text(app)
+    button_for(app, "label_button_contradicted_").click().run()
+    assert app.selectbox(key="label_error_type").value is None  # the same empty state
+    assert app.text_area(key="label_note").value == ""
+    app.button(key="label_back_button").click().run()
+    assert _claim_text(app) == labelled
+    assert "which was **contradicted**" in app.warning[0].value
+    assert app.selectbox(key="label_error_type").value == "number"
+    assert app.text_area(key="label_note").value == "the amount differs"
+    assert button_for(app, "label_button_contradicted_").proto.type == "primary"
+    reopen = app.selectbox(key="label_reopen_pick")
+    assert reopen.options[0].startswith("skipped (unclear_context)")
+    reopen.select(0).run()
+    app.button(key="label_reopen").click().run()
+    assert _claim_text(app) == skipped
+    button_for(app, "label_button_supported_").click().run()
+    assert not app.exception, app.exception
+    store = open_store(seeded)
+    try:
+        assert skipped_claims(store, "alice", "demo") == []
+    finally:
+        store.close()

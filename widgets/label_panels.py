@@ -61,15 +61,17 @@ def rubric_sidebar(store: Store, labels: list[dict]) -> None:
 
 @st.dialog("Keyboard shortcuts")
 def shortcuts(labels: list[dict]) -> None:
-    rows = [ui.fmt("- **{}**: {}", n, item["label"]) for n, item in enumerate(labels, start=1)]
-    rows += [
-        "- **B**: back to your last verdict (shows the label, note and error type you gave)",
-        "- **S**: skip, with the reason chosen beside the button",
-        "- **?**: this list",
-        "- In the note and question fields keys only type: nothing is submitted.",
-        "- **Ctrl+Enter** (Cmd+Enter) in the note keeps the note and returns to the verdict keys.",
-    ]
-    st.markdown("\n".join(rows))
+    template = "\n".join(["- **{}**: {}"] * len(labels) + list(KEYS))  # ours; values escaped
+    st.markdown(ui.fmt(template, *[v for n, i in enumerate(labels, 1) for v in (n, i["label"])]))
+
+
+KEYS = (
+    "- **B**: back to your last verdict (shows the label, note and error type you gave)",
+    "- **S**: skip, with the reason shown on the button (chosen beside it)",
+    "- **?**: this list",
+    "- In the note and question fields keys only type: nothing is submitted.",
+    "- **Ctrl+Enter** (Cmd+Enter) in the note keeps the note and returns to the verdict keys.",
+)
 
 
 def claim_answers(store: Store, reviewer: str, view) -> None:
