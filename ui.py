@@ -233,7 +233,9 @@ def sign_in_page() -> None:
     st.rerun()
 
 
-def _layered(text: str, passages: list[tuple[int, int]], marks: list[tuple[int, int]]) -> str:
+def _layered(
+    text: str, passages: list[tuple[int, int]], marks: list[tuple[int, int]], mark: str = "<mark>"
+) -> str:
     """Escape every character of untrusted text; the passages get a tinted background, the
     marks a <mark> (both may overlap: each piece of text is wrapped in what covers it)."""
     cuts = sorted({0, len(text), *[p for span in passages + marks for p in span]})
@@ -241,7 +243,7 @@ def _layered(text: str, passages: list[tuple[int, int]], marks: list[tuple[int, 
     for start, end in zip(cuts, cuts[1:], strict=False):
         piece = html.escape(text[start:end])
         if any(a <= start and end <= b for a, b in marks):
-            piece = f"<mark>{piece}</mark>"
+            piece = f"{mark}{piece}</mark>"
         if any(a <= start and end <= b for a, b in passages):
             piece = f'<span class="annotate-passage" style="{_PASSAGE}">{piece}</span>'
         out.append(piece)
@@ -250,6 +252,7 @@ def _layered(text: str, passages: list[tuple[int, int]], marks: list[tuple[int, 
 
 _BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
 _PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
+_MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
 _FOUND = "{} ({}) in the context"
 _MISSING = ":red-background[**{} ({}) not in the context**]"
 _KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
@@ -280,7 +283,7 @@ def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
     marks = [(d.start, d.end) for d in details if not d.in_context]
     st.html(
         f'<div class="annotate-claim" style="{_BOX} background: rgba(255,220,0,0.15)">'
-        f"{_layered(claim['text'], [], marks)}</div>"
+        f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
     )
     if details:  # the template is ours (one piece per detail); every value is escaped
         template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)

@@ -92,3 +92,33 @@ def test_every_span_is_inside_its_text(claim, contexts):
             assert 0 <= start < end <= len(contexts[item])
     for item, start, end, share in best_passages(claim, contexts):
         assert 0 <= start < end <= len(contexts[item]) and 0 < share <= 1
+
+
+def test_the_label_page_marks_an_amount_the_context_lacks(tmp_path, monkeypatch):
+    from conftest import button_for, plain, run_app
+    from labelling_data import prepare
+
+    from annotate.accounts.users import User
+    from annotate.labelling.assignment import assign
+    from annotate.labelling.session import set_min_dwell
+    from annotate.store import open_store
+
+    path = tmp_path / "marks.duckdb"
+    store = open_store(path)
+    prepare(store, tmp_path)
+    store.execute("UPDATE contexts SET text = replace(text, '.00', '.50')")  # $40.00 -> $40.50
+    assign(store, "demo", ["alice"], per_trace=1, seed=1)
+    set_min_dwell(store, 0)
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    app = run_app(User("alice", "reviewer"), "pages/label.py")
+    for _ in range(3):
+        claim = next(h.proto.body for h in app.get("html") if "annotate-claim" in h.proto.body)
+        if "amount due" in claim:
+            break
+        button_for(app, "label_button_supported_").click().run()
+    assert '<mark class="annotate-missing"' in claim and ".00</mark>" in claim
+    lines = [plain(m.value) for m in app.markdown]
+    assert any("(amount) not in the context" in line for line in lines), lines
+    contexts = " ".join(h.proto.body for h in app.get("html") if "annotate-context" in h.proto.body)
+    assert "annotate-passage" in contexts  # the invoice sentence shares most with the claim

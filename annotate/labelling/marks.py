@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 MONTHS = {
     name: number
@@ -168,6 +169,9 @@ STOPWORDS = frozenset(
 )
 
 
+DateKey = tuple[int, int, int | None]  # month, day, year (None: not given)
+
+
 @dataclass(frozen=True)
 class Detail:
     """One checkable detail of the claim: where it is in the claim, and where in the context."""
@@ -253,10 +257,9 @@ def _same(kind: str, key: object, other_kind: str, other_key: object) -> bool:
     if kind == "date":
         if other_kind != "date":
             return False
-        month, day, year = key  # type: ignore[misc]
-        o_month, o_day, o_year = other_key  # type: ignore[misc]
-        return (month, day) == (o_month, o_day) and (
-            year is None or o_year is None or year == o_year
+        mine, theirs = cast(DateKey, key), cast(DateKey, other_key)
+        return mine[:2] == theirs[:2] and (
+            mine[2] is None or theirs[2] is None or mine[2] == theirs[2]
         )
     return other_kind == kind and other_key == key
 

@@ -246,3 +246,20 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         ("contradicted", None, "looks fine3sb"),
         ("partially_supported", "number", None),
     ]
+
+
+def test_every_page_of_a_lead_loads_nothing_from_outside(
+    chromium: Path, browser: Any, store_file: Path
+) -> None:
+    with running_app(store_file) as url:
+        page, requests = open_signed_in(browser, url, "/", "lena", LEAD_PASSWORD)
+        links = page.locator("[data-testid='stPageLink-NavLink']")
+        links.first.wait_for()
+        names = links.all_inner_texts()
+        assert "Questions" in names and len(names) >= 14
+        for name in names:
+            links.filter(has_text=name).first.click()
+            page.locator("h1").first.wait_for()
+            page.wait_for_timeout(1500)  # fonts, images and charts of the page have loaded
+        assert_all_local(requests)
+        assert any("/_stcore/" in u or "/static/" in u for u in requests)
