@@ -12,6 +12,7 @@ import time
 import streamlit as st
 
 import ui
+from annotate.labelling.questions import my_questions
 from annotate.labelling.session import (
     judge_feedback,
     next_claim,
@@ -123,12 +124,13 @@ def claim_area() -> None:
         elif st.session_state.get("label_back") is not None:
             st.warning("Changing your last verdict: the new one is a new event; the old one stays.")
         details = ui.show_claim_box(view)
-        panels.claim_answers(store, user.name, view)
+        mine = my_questions(store, user.name)  # one read: this claim's answers and the list
+        panels.claim_answers(mine, view)
         verdict_buttons(view, shown)
         desk.controls(view, shown)
         panels.ask_box(desk, view, shown)
         panels.revisit(store, desk)
-        panels.my_questions_list(store, user.name)
+        panels.my_questions_list(mine)
     with right, st.container(height=CONTEXT_HEIGHT, key="label_context"):
         ui.show_context(view, details)
 

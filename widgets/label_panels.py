@@ -8,7 +8,6 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
-from annotate.labelling.questions import my_questions
 from annotate.labelling.session import recent_verdicts, skipped_claims
 from annotate.rubrics.versions import get_rubric
 from annotate.store import Store
@@ -74,9 +73,11 @@ KEYS = (
 )
 
 
-def claim_answers(store: Store, reviewer: str, view) -> None:
-    """The reviewer's questions on this claim, and the leads' answers to them."""
-    for asked in my_questions(store, reviewer, view.trace_id, view.claim_index):
+def claim_answers(mine: list[dict], view) -> None:
+    """The reviewer's questions on this claim (from `my_questions`), and the answers to them."""
+    for asked in mine:
+        if (asked["trace_id"], asked["claim_index"]) != (view.trace_id, view.claim_index):
+            continue
         st.caption(ui.fmt("Your question: {}", asked["question"]))
         if asked["answer"]:
             st.info(ui.fmt("Lead's answer: {}", asked["answer"]))
@@ -101,8 +102,7 @@ def ask_box(desk, view, shown: str) -> None:
             st.caption("Sent. The answer shows here and under Your questions.")
 
 
-def my_questions_list(store: Store, reviewer: str) -> None:
-    asked = my_questions(store, reviewer)
+def my_questions_list(asked: list[dict]) -> None:
     if not asked:
         return
     answered = sum(1 for q in asked if q["answer"])
