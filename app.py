@@ -28,6 +28,7 @@ PAGE_FILES = {
     "canary": ("canary", "Canary"),
     "activity": ("activity", "Activity"),
     "users": ("users", "Users"),
+    "questions": ("questions", "Questions"),
 }
 ROLE_PAGES = {
     "lead": [
@@ -37,6 +38,7 @@ ROLE_PAGES = {
         "sample",
         "assign",
         "adjudicate",
+        "questions",
         "agreement",
         "calibration",
         "rubric",

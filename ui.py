@@ -258,40 +258,44 @@ def sign_in_page() -> None:
     st.rerun()
 
 
-def _marked(text: str, spans: list[tuple[int, int]]) -> str:
-    """Escape every character of untrusted text; wrap the given spans in <mark>."""
-    out, cursor = [], 0
-    for start, end in sorted(spans):
-        if start < cursor:
-            continue
-        out += [html.escape(text[cursor:start]), "<mark>", html.escape(text[start:end]), "</mark>"]
-        cursor = end
-    out.append(html.escape(text[cursor:]))
+def _layered(
+    text: str, passages: list[tuple[int, int]], marks: list[tuple[int, int]], mark: str = "<mark>"
+) -> str:
+    """Escape every character of untrusted text; the passages get a tinted background, the
+    marks a <mark> (both may overlap: each piece of text is wrapped in what covers it)."""
+    cuts = sorted({0, len(text), *[p for span in passages + marks for p in span]})
+    out = []
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        piece = html.escape(text[start:end])
+        if any(a <= start and end <= b for a, b in marks):
+            piece = f"{mark}{piece}</mark>"
+        if any(a <= start and end <= b for a, b in passages):
+            piece = f'<span class="annotate-passage" style="{_PASSAGE}">{piece}</span>'
+        out.append(piece)
     return "".join(out)
 
 
-def _term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
-    spans = []
-    for term in terms:
-        # whole tokens only: "3" must not mark the 3 inside "2026-03-01"
-        for match in re.finditer(r"(?<![\w.])" + re.escape(term) + r"(?![\w])", text):
-            spans.append((match.start(), match.end()))
-    return spans
-
-
 _BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
+_PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
+_MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
+_FOUND = "{} ({}) in the context"
+_MISSING = ":red-background[**{} ({}) not in the context**]"
+_KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
 
 
-def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
-    """Request, response with the claim marked, and the contexts with the claim's numbers,
-    names and dates marked. All text is HTML-escaped: it shows literally, nothing runs."""
-    trace, claim = view.trace, view.claim
-    response = trace["response"] or ""
+def _claim_span(view) -> list[tuple[int, int]]:
+    response, claim = view.trace["response"] or "", view.claim
     start, end = claim.get("start_offset"), claim.get("end_offset")
     if start is None or end is None or response[start:end] != claim["text"]:
         found = response.find(claim["text"])
         start, end = (found, found + len(claim["text"])) if found >= 0 else (None, None)
-    spans = [(start, end)] if start is not None else []
+    return [(start, end)] if start is not None and end is not None else []
+
+
+def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
+    """The claim, and a line of its numbers, dates, amounts and names saying whether the
+    context has each: one it lacks stands out. Returns the details (for the context)."""
+    trace, claim = view.trace, view.claim
     st.caption(
         fmt(
             "Trace {} · {} · claim {}",
@@ -300,25 +304,56 @@ def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
             view.claim_index + 1,
         )
     )
-    st.markdown("**Claim**")
+    details = view.details()
+    marks = [(d.start, d.end) for d in details if not d.in_context]
     st.html(
-        f'<div class="annotate-claim" style="{_BOX} background: rgba(255,220,0,0.15)">{html.escape(claim["text"])}</div>'
+        f'<div class="annotate-claim" style="{_BOX} background: rgba(255,220,0,0.15)">'
+        f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
     )
+    if details:  # the template is ours (one piece per detail); every value is escaped
+        template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
+        st.markdown(fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])]))
+    return details
+
+
+def show_context(view, details: list | None = None) -> None:
+    """Request, response with the claim marked, and each context item with the claim's
+    details marked and the passages sharing most with the claim tinted. All text is
+    HTML-escaped: it shows literally, nothing runs."""
+    trace = view.trace
+    details = view.details() if details is None else details
+    passages = view.passages()
     st.markdown("**Request**")
     st.html(
         f'<div class="annotate-request" style="{_BOX}">{html.escape(trace.get("request") or "(none)")}</div>'
     )
     st.markdown("**Response**")
-    st.html(f'<div class="annotate-response" style="{_BOX}">{_marked(response, spans)}</div>')
-    st.markdown(fmt("**Context** ({} items)", len(trace["contexts"])))
-    terms = view.salient_terms
-    for item in trace["contexts"]:
-        text = item["text"]
-        st.html(
-            f'<div class="annotate-context" style="{_BOX} max-height: 22rem; overflow-y: auto">'
-            f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
-            f"{_marked(text, _term_spans(text, terms))}</div>"
+    response = trace["response"] or ""
+    st.html(
+        f'<div class="annotate-response" style="{_BOX}">{_layered(response, [], _claim_span(view))}</div>'
+    )
+    st.markdown(
+        fmt(
+            "**Context** ({} items) · tinted: the passages sharing most with the claim",
+            len(trace["contexts"]),
         )
+        if passages
+        else fmt("**Context** ({} items)", len(trace["contexts"]))
+    )
+    for number, item in enumerate(trace["contexts"]):
+        text = item["text"] or ""
+        marks = [(s, e) for d in details for i, s, e in d.found if i == number]
+        tinted = [(s, e) for i, s, e, _ in passages if i == number]
+        st.html(
+            f'<div class="annotate-context" style="{_BOX}">'
+            f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
+            f"{_layered(text, tinted, marks)}</div>"
+        )
+
+
+def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
+    """The claim with its details, then its request, response and context."""
+    show_context(view, show_claim_box(view))
 
 
 def stat_row(name: str, stat: dict) -> dict:

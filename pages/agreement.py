@@ -10,6 +10,7 @@ from annotate.report.document import charts
 from annotate.sampling.samples import list_samples
 
 user = ui.require_role("lead", "auditor")
+st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
 store = ui.store()
 
 

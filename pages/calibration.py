@@ -15,11 +15,12 @@ from annotate.report import charts
 from annotate.rubrics.card import judge_calibration, rubric_judge
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.sampling.samples import list_samples
-from annotate.store.assignments import judge_names
+from annotate.store.assignments import judge_levels, judge_names
 from annotate.store.samples import attribute_names
 from widgets import calibration as calibration_widgets
 
 user = ui.require_role("lead", "auditor")
+st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
 store = ui.store()
 
 
@@ -31,12 +32,16 @@ if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
     st.stop()
 ALL = "(every labelled trace)"
+LEVELS = ["claim", "response"]
 left, middle, right = st.columns(3)
 judge = left.selectbox("Judge", judges, key="calibration_judge")
 sample = middle.selectbox(
     "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="calibration_sample"
 )
-level = right.selectbox("Level", ["claim", "response"], key="calibration_level")
+judged_at = judge_levels(store, judge)  # open at a level the judge gave verdicts at
+level = right.selectbox(
+    "Level", LEVELS, index=LEVELS.index(judged_at[0]) if judged_at else 0, key="calibration_level"
+)
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
@@ -56,7 +61,12 @@ except UnmappedJudgeLabelError as exc:
         calibration_widgets.judge_label_mapping(store, judge, user, is_lead)
     st.stop()
 if not report["n"]:
-    st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
+    if level not in judged_at:
+        st.info(
+            ui.fmt("{} gave no {}-level verdicts; choose Level: {}.", judge, level, judged_at[0])
+        )
+    else:
+        st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
     st.stop()
 verdict = report["readiness"]
 (st.success if verdict["ready"] else st.error)(ui.fmt("Overall: {}", verdict["verdict"]))
@@ -73,7 +83,9 @@ st.caption(
 )
 
 left, right = st.columns([1, 2])
-left.altair_chart(charts.confusion_chart(report["confusion"]), key="calibration_confusion")
+left.altair_chart(
+    charts.confusion_chart(report["confusion"]), width="content", key="calibration_confusion"
+)
 right.dataframe(
     pd.DataFrame(
         [ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]

@@ -1,7 +1,9 @@
 """Label: one claim at a time against the context, keyboard first, blind to the judge.
 
-The claim area is a fragment: a verdict reruns only it, so the next claim appears
-without a full page reload. Each verdict is committed before the next claim is shown.
+The claim, its details and the verdict controls sit in one column and the context scrolls on
+its own beside them, so the buttons stay in view whatever the context's length. The claim
+area is a fragment: a verdict reruns only it. Each verdict is committed before the next
+claim is shown.
 """
 
 import hashlib
@@ -10,6 +12,7 @@ import time
 import streamlit as st
 
 import ui
+from annotate.labelling.questions import my_questions
 from annotate.labelling.session import (
     judge_feedback,
     next_claim,
@@ -19,11 +22,16 @@ from annotate.labelling.session import (
     unsupported_labels,
 )
 from annotate.store.assignments import reviewer_samples
+from widgets import label_panels as panels
 from widgets.label import Desk
 
+CONTEXT_HEIGHT = 640  # px: with the header, the page fits a 1000 px high window
+
 user = ui.require_role("reviewer", "lead")
+st.set_page_config(layout="wide")  # the claim column and the context side by side
 store = ui.store()
-st.title("Label")
+head, keys = st.columns([6, 1], vertical_alignment="bottom")
+head.title("Label")
 
 samples = reviewer_samples(store, user.name)
 if not samples:
@@ -33,13 +41,32 @@ if not samples:
         else "Nothing is assigned to you yet."
     )
     st.stop()
-sample = st.selectbox("Sample", samples, key="label_sample")
 version, labels = rubric_labels(store)
+if keys.button("? Keys", key="label_keys_help", help="keyboard shortcuts (press ?)"):
+    panels.shortcuts(labels)
+panels.keyboard_script()
+panels.rubric_sidebar(store, labels)
+sample = st.selectbox("Sample", samples, key="label_sample")
 flagged = unsupported_labels(store)
 session = st.session_state.setdefault("label_session", {"started": time.time(), "count": 0})
 
 
 desk = Desk(store, user, sample, flagged, session)
+
+
+def verdict_buttons(view, shown: str) -> None:
+    given = (st.session_state.get("label_given") or {}).get("label")
+    for number, item in enumerate(labels, start=1):
+        st.button(
+            ui.fmt("{} · {}", number, item["label"].replace("_", " ")),
+            key=f"label_button_{item['label']}_{shown}",
+            help=ui.md(item["definition"]),
+            shortcut=str(number),
+            type="primary" if item["label"] == given else "secondary",
+            on_click=ui.guard(desk.submit),
+            args=(item["label"], view),
+            width="stretch",
+        )
 
 
 @st.fragment
@@ -76,25 +103,36 @@ def claim_area() -> None:
         return
     if view is None:
         st.success("Your queue for this sample is empty. Thank you!")
+        panels.revisit(store, desk)
         return
-    if st.session_state.get("label_back") is not None:
-        st.warning("Changing your last verdict: the new one is a new event; the old one stays.")
-    ui.show_claim(view)
     # Keys name this showing of the claim: a press meant for the previous claim reaches the
     # previous claim's buttons (or nothing), never this claim's.
     shown = hashlib.sha256(view.key.encode()).hexdigest()[:12]
-    columns = st.columns(len(labels))
-    for number, (column, item) in enumerate(zip(columns, labels, strict=True), start=1):
-        column.button(
-            ui.fmt("{} · {}", number, item["label"].replace("_", " ")),
-            key=f"label_button_{item['label']}_{shown}",
-            help=ui.md(item["definition"]),
-            shortcut=str(number),
-            on_click=ui.guard(desk.submit),
-            args=(item["label"], view),
-            width="stretch",
-        )
-    desk.controls(view, shown)
+    left, right = st.columns([5, 6], gap="medium")
+    with left:
+        given = st.session_state.get("label_back") and st.session_state.get("label_given")
+        if given:
+            st.warning(
+                ui.fmt(
+                    "Changing your last verdict, which was **{}** · error type {} · note {}. "
+                    "The change is a new event; the old one stays.",
+                    given["label"],
+                    given["error_type"] or "none",
+                    given["note"] or "none",
+                )
+            )
+        elif st.session_state.get("label_back") is not None:
+            st.warning("Changing your last verdict: the new one is a new event; the old one stays.")
+        details = ui.show_claim_box(view)
+        mine = my_questions(store, user.name)  # one read: this claim's answers and the list
+        panels.claim_answers(mine, view)
+        verdict_buttons(view, shown)
+        desk.controls(view, shown)
+        panels.ask_box(desk, view, shown)
+        panels.revisit(store, desk)
+        panels.my_questions_list(mine)
+    with right, st.container(height=CONTEXT_HEIGHT, key="label_context"):
+        ui.show_context(view, details)
 
 
 claim_area()

@@ -42,6 +42,7 @@ PAGES = {
     "canary": "pages/canary.py",
     "activity": "pages/activity.py",
     "users": "pages/users.py",
+    "questions": "pages/questions.py",
 }
 ROLE_PAGES = {
     "lead": set(PAGES),

@@ -8,13 +8,16 @@ import streamlit as st
 import ui
 from annotate.claims.extraction import FLAG_REASONS, flag_claim
 from annotate.errors import AnnotateError
+from annotate.labelling.questions import ask_question
 from annotate.labelling.session import (
     SKIP_REASONS,
     ClaimView,
     StaleVerdictError,
     min_dwell,
+    my_verdict,
     previous_claim,
     record_verdict,
+    reopen_claim,
     skip_claim,
     view_after_stale,
 )
@@ -57,8 +60,7 @@ class Desk:
         self.done_with(view)
         self.session["count"] += 1
         st.session_state["label_last"] = view
-        st.session_state["label_note"] = ""
-        st.session_state["label_error_type"] = None
+        self.fill_in(None)
 
     def done_with(self, view: ClaimView) -> None:
         """Move on only if `view` is still the claim on screen (a late repeat changes nothing)."""
@@ -67,6 +69,7 @@ class Desk:
         if shown is not None and shown.key == view.key:
             st.session_state.pop(self.current, None)
             st.session_state.pop("label_back", None)
+            st.session_state.pop("label_given", None)
 
     def keep_newer(self) -> None:
         view, _, _ = st.session_state["label_stale"]
@@ -76,9 +79,43 @@ class Desk:
         view, label, _ = st.session_state.pop("label_stale")
         self.submit(label, view_after_stale(self.store, self.user.name, view))
 
-    def back(self) -> None:
+    def fill_in(self, given: dict | None) -> None:
+        """The note and error type of the verdict given (Back, Reopen), or empty ones: the
+        error type control shows the same empty state every time."""
+        st.session_state["label_note"] = (given or {}).get("note") or ""
+        st.session_state["label_error_type"] = (given or {}).get("error_type")
+
+    def reopened(self, view: ClaimView | None) -> None:
         st.session_state.pop("label_stale", None)
-        st.session_state["label_back"] = previous_claim(self.store, self.user.name, self.sample)
+        st.session_state["label_back"] = view
+        given = my_verdict(self.store, self.user.name, view) if view is not None else None
+        st.session_state["label_given"] = given
+        self.fill_in(given)
+
+    def back(self) -> None:
+        self.reopened(previous_claim(self.store, self.user.name, self.sample))
+
+    def reopen(self, trace_id: str, claim_index: int) -> None:
+        try:
+            self.reopened(reopen_claim(self.store, self.user.name, trace_id, claim_index))
+        except AnnotateError as exc:
+            st.session_state["label_error"] = str(exc)
+
+    def ask(self, view: ClaimView) -> None:
+        try:
+            ask_question(
+                self.store,
+                self.user.name,
+                view.trace_id,
+                view.claim_index,
+                st.session_state.get("label_question", ""),
+                self.sample,
+            )
+        except AnnotateError as exc:
+            st.session_state["label_error"] = str(exc)
+            return
+        st.session_state["label_question"] = ""
+        st.session_state["label_asked"] = True
 
     def flag(self, view: ClaimView) -> None:
         flag_claim(
@@ -102,6 +139,7 @@ class Desk:
             st.session_state["label_error"] = str(exc)
             return
         self.done_with(view)
+        self.fill_in(None)
 
     def stale_question(self) -> bool:
         """A newer verdict exists for the claim submitted: show it, ask to keep or change."""
@@ -132,13 +170,21 @@ class Desk:
 
     def controls(self, view: ClaimView, shown: str) -> None:
         """Error type, note, skip reason; Back, Skip, and flagging a badly extracted claim."""
-        left, middle, right = st.columns([2, 3, 2])
+        left, right = st.columns([2, 3])
         left.selectbox(
-            "Error type (unsupported labels)", [None, *ERROR_TYPES], key="label_error_type"
+            "Error type (unsupported labels)",
+            ERROR_TYPES,
+            index=None,
+            placeholder="none",
+            key="label_error_type",
         )
-        middle.text_input("Note (optional)", key="label_note")
-        right.selectbox("Skip reason", SKIP_REASONS, key="label_skip_reason")
-        back, skip, _ = st.columns([1, 1, 4])
+        right.text_area(
+            "Note (optional)",
+            key="label_note",
+            height=68,
+            help="Keys here only type. Ctrl+Enter keeps the note and returns to the verdict keys.",
+        )
+        back, skip, reason = st.columns([2, 5, 4])
         back.button(
             "Back",
             key="label_back_button",
@@ -146,12 +192,16 @@ class Desk:
             help="change your last verdict",
             on_click=ui.guard(self.back),
         )
+        chosen = st.session_state.get("label_skip_reason") or SKIP_REASONS[0]
         skip.button(
-            "Skip",
+            ui.fmt("Skip: {}", chosen.replace("_", " ")),
             key=f"label_skip_{shown}",
             shortcut="s",
             on_click=ui.guard(self.skip),
             args=(view,),
+        )
+        reason.selectbox(
+            "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
         )
         with st.expander("Badly extracted claim?"):
             st.selectbox("What is wrong", FLAG_REASONS, key="label_flag_reason")

@@ -33,6 +33,8 @@ KINDS = (
     "judge_run",
     "canary",
     "claim_revision",
+    "question",
+    "answer",
 )
 
 

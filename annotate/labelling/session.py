@@ -10,7 +10,6 @@ double press or a claim that was not yet on screen never becomes the current ver
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from annotate.accounts.activity import Actor, record_act
 from annotate.accounts.users import is_active_account
 from annotate.errors import AnnotateError
+from annotate.labelling.marks import Detail, best_passages, claim_details
 from annotate.store import Store
 from annotate.store import assignments as sql
 from annotate.store.labels import active_rubric
@@ -30,28 +30,6 @@ SKIP_REASONS = ("unclear_context", "not_my_expertise", "bad_extraction", "other"
 # A setting (min_dwell_seconds); this is its default.
 MIN_DWELL = timedelta(seconds=0.4)
 MIN_DWELL_KEY = "min_dwell_seconds"
-# numbers (incl. money, percentages, decimals), dates, and capitalised names
-_SALIENT = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\$?\d[\d,]*(?:\.\d+)?%?"
-    r"|\b[A-Z]{2,}[\w-]*\b|\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b"
-)
-_COMMON = {
-    "The",
-    "A",
-    "An",
-    "This",
-    "That",
-    "It",
-    "You",
-    "Your",
-    "We",
-    "Our",
-    "I",
-    "If",
-    "In",
-    "On",
-    "For",
-}
 
 
 class LabelError(AnnotateError):
@@ -100,14 +78,21 @@ class ClaimView:
         return f"{self.trace_id}|{self.claim_index}|{self.version}|{self.based_on}"
 
     @property
+    def contexts(self) -> list[str]:
+        return [item["text"] or "" for item in self.trace["contexts"]]
+
+    @property
     def salient_terms(self) -> list[str]:
-        """The claim's numbers, names and dates, to highlight where the context has them."""
-        terms = []
-        for match in _SALIENT.finditer(self.claim["text"]):
-            term = match.group(0).rstrip(",.")
-            if term and term not in _COMMON and term not in terms:
-                terms.append(term)
-        return terms
+        """The claim's numbers, amounts, dates, ids and names (annotate.labelling.marks)."""
+        return list(dict.fromkeys(d.text for d in self.details()))
+
+    def details(self) -> list[Detail]:
+        """Each checkable detail of the claim and where the context has it."""
+        return claim_details(self.claim["text"], self.contexts)
+
+    def passages(self, top: int = 2) -> list[tuple[int, int, int, float]]:
+        """The context sentences that share the most with the claim."""
+        return best_passages(self.claim["text"], self.contexts, top)
 
 
 def rubric_labels(store: Store) -> tuple[int, list[dict[str, Any]]]:
@@ -238,6 +223,34 @@ def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None
     if last is None:
         return None
     view = claim_view(store, last["trace_id"], last["claim_index"])
+    view.based_on = _latest_event_id(store, reviewer, view)
+    return view
+
+
+RECENT = 20  # verdicts listed to reopen
+
+
+def my_verdict(store: Store, reviewer: str, view: ClaimView) -> dict[str, Any] | None:
+    """The reviewer's own current verdict on the claim (label, error type, note), if any."""
+    return sql.latest_label_event(store, reviewer, view.trace_id, view.claim_index)
+
+
+def recent_verdicts(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    """The reviewer's last RECENT verdicts in the sample (their own only), newest first."""
+    return sql.recent_label_events(store, reviewer, sample, RECENT)
+
+
+def skipped_claims(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    """Claims the reviewer skipped and has not labelled since, newest first."""
+    return sql.skipped_claims(store, reviewer, sample)
+
+
+def reopen_claim(store: Store, reviewer: str, trace_id: str, claim_index: int) -> ClaimView:
+    """A claim of the reviewer's queue again (a skipped one, or one to change): a verdict on
+    it is a new event based on their latest."""
+    if not sql.is_assigned(store, reviewer, trace_id):
+        raise LabelError(f"trace {trace_id!r} is not in {reviewer}'s queue")
+    view = claim_view(store, trace_id, claim_index)
     view.based_on = _latest_event_id(store, reviewer, view)
     return view
 

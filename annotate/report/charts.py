@@ -23,12 +23,22 @@ def confusion_chart(confusion: Mapping[str, int], title: str = "Judge x gold") -
             {"judge": "supported", "gold": "supported", "units": confusion["tn"]},
         ]
     )
-    x = alt.X("gold:N", sort=OUTCOMES, title="gold (reviewers)")
+    # Fixed bands (Step), horizontal labels: the cells keep their size in a narrow column,
+    # where a stretched chart squeezed them to ~10 px rows.
+    x = alt.X("gold:N", sort=OUTCOMES, title="gold (reviewers)", axis=alt.Axis(labelAngle=0))
     y = alt.Y("judge:N", sort=OUTCOMES, title="judge")
     base = alt.Chart(cells, title=title).encode(x=x, y=y)
     rect = base.mark_rect().encode(color=alt.Color("units:Q", scale=alt.Scale(scheme="blues")))
-    text = base.mark_text(fontSize=16).encode(text="units:Q")
-    return (rect + text).properties(width=260, height=200)
+    text = base.mark_text(fontSize=16).encode(
+        text="units:Q",
+        color=alt.condition(
+            alt.datum.units > max(confusion.values()) / 2, alt.value("white"), alt.value("black")
+        ),
+    )
+    return (rect + text).properties(width=alt.Step(CELL), height=alt.Step(CELL))
+
+
+CELL = 120  # px per confusion cell: room for "unsupported" under each
 
 
 def _slice_name(entry: Mapping[str, Any]) -> str:
@@ -88,27 +98,50 @@ def slice_chart(slices: Sequence[Mapping[str, Any]]) -> alt.LayerChart | None:
 
 
 def over_time_frame(periods: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per period and measure; `start` is the period's first day ("week of
+    2026-03-02" or "2026-03-02"), so periods sit on a time axis at their real distances."""
     rows = [
-        {"period": p["period"], "measure": m, **{k: p[m].get(k) for k in ("value", "low", "high")}}
+        {
+            "period": p["period"],
+            "start": pd.to_datetime(str(p["period"])[-10:], errors="coerce"),
+            "measure": m,
+            **{k: p[m].get(k) for k in ("value", "low", "high")},
+        }
         for p in periods
         for m in ("percent_agreement", "krippendorff_alpha")
         if p[m].get("value") is not None
     ]
-    return pd.DataFrame(rows, columns=["period", "measure", "value", "low", "high"])
+    return pd.DataFrame(rows, columns=["period", "start", "measure", "value", "low", "high"])
+
+
+def value_domain(frame: pd.DataFrame) -> list[float]:
+    """A y range holding every value and interval bound, 0 and 1 (alpha can be below 0)."""
+    values = pd.concat([frame[c] for c in ("value", "low", "high")]).dropna()
+    low = min(0.0, float(values.min()) if len(values) else 0.0)
+    high = max(1.0, float(values.max()) if len(values) else 1.0)
+    pad = 0.05 * (high - low)
+    return [max(-1.0, low - pad) if low < 0 else low, high]
 
 
 def over_time_chart(periods: Sequence[Mapping[str, Any]]) -> alt.LayerChart | None:
     frame = over_time_frame(periods)
     if frame.empty:
         return None
-    x = alt.X("period:O", title="period of the last label")
+    x = alt.X("start:T", title="period of the last label (day, or week from Monday)")
     color = alt.Color("measure:N")
-    y = alt.Y("value:Q", scale=alt.Scale(domain=[-0.2, 1]), title="value with 95% interval")
+    scale = alt.Scale(domain=value_domain(frame), nice=False, zero=False)
+    y = alt.Y("value:Q", scale=scale, title="value with 95% interval")
     band = (
-        alt.Chart(frame).mark_rule(strokeWidth=2).encode(x=x, y="low:Q", y2="high:Q", color=color)
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=2, clip=True)
+        .encode(x=x, y=alt.Y("low:Q", scale=scale), y2="high:Q", color=color)
     )
-    line = alt.Chart(frame).mark_line(point=True).encode(x=x, y=y, color=color)
-    return (band + line).properties(title="Agreement over time", width=420)
+    line = (
+        alt.Chart(frame)
+        .mark_line(point=True, clip=True)
+        .encode(x=x, y=y, color=color, tooltip=["period", "measure", "value", "low", "high"])
+    )
+    return (band + line).properties(title="Agreement over time", width=420, height=260)
 
 
 def stratum_share_chart(plan: pd.DataFrame) -> alt.Chart:

@@ -256,3 +256,42 @@ def judge_names(store: Store) -> list[str]:
     return [
         row[0] for row in store.fetchall("SELECT DISTINCT judge FROM judge_verdicts ORDER BY judge")
     ]
+
+
+def judge_levels(store: Store, judge: str) -> list[str]:
+    """The levels (claim, response) at which `judge` gave verdicts, claim first."""
+    rows = store.fetchall(
+        "SELECT DISTINCT level FROM judge_verdicts WHERE judge = ? ORDER BY level", [judge]
+    )
+    return [row[0] for row in rows]
+
+
+def recent_label_events(
+    store: Store, reviewer: str, sample: str, limit: int
+) -> list[dict[str, Any]]:
+    """The reviewer's current verdict on each claim of the sample, the latest `limit` first."""
+    return store.fetch_dicts(
+        "SELECT e.trace_id, e.claim_index, arg_max(e.label, e.event_id) AS label, "
+        "  arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note, "
+        "  max(e.created_at) AS created_at, any_value(c.text) AS claim "
+        "FROM label_events e JOIN claims c USING (trace_id, claim_index) "
+        "WHERE e.reviewer = ? AND e.trace_id IN "
+        "  (SELECT trace_id FROM assignments WHERE sample = ? AND reviewer = ? AND active) "
+        "GROUP BY e.trace_id, e.claim_index ORDER BY max(e.event_id) DESC LIMIT ?",
+        [reviewer, sample, reviewer, limit],
+    )
+
+
+def skipped_claims(store: Store, reviewer: str, sample: str) -> list[dict[str, Any]]:
+    """The reviewer's skipped claims of the sample that have no verdict from them yet."""
+    return store.fetch_dicts(
+        "SELECT s.trace_id, s.claim_index, arg_max(s.reason, s.event_id) AS reason, "
+        "  max(s.created_at) AS created_at, any_value(c.text) AS claim "
+        "FROM skip_events s JOIN claims c USING (trace_id, claim_index) "
+        "WHERE s.reviewer = ? AND s.trace_id IN "
+        "  (SELECT trace_id FROM assignments WHERE sample = ? AND reviewer = ? AND active) "
+        "AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.reviewer = s.reviewer "
+        "  AND e.trace_id = s.trace_id AND e.claim_index = s.claim_index) "
+        "GROUP BY s.trace_id, s.claim_index ORDER BY max(s.event_id) DESC",
+        [reviewer, sample, reviewer],
+    )

@@ -360,6 +360,27 @@ CREATE TABLE retired_claims (         -- claim versions a lead replaced; `claims
 );
 """
 
+_QUESTIONS = """
+CREATE SEQUENCE question_ids START 1;
+CREATE SEQUENCE question_answer_ids START 1;
+CREATE TABLE questions (              -- a reviewer's question to the leads about one claim
+    id BIGINT PRIMARY KEY DEFAULT nextval('question_ids'),
+    trace_id VARCHAR NOT NULL,
+    claim_index INTEGER NOT NULL,
+    sample VARCHAR,                   -- the sample the reviewer was labelling
+    reviewer VARCHAR NOT NULL,
+    question VARCHAR NOT NULL,
+    asked_at TIMESTAMP NOT NULL
+);
+CREATE TABLE question_answers (       -- append-only: the current answer is the latest row
+    id BIGINT PRIMARY KEY DEFAULT nextval('question_answer_ids'),
+    question_id BIGINT NOT NULL,
+    answer VARCHAR NOT NULL,
+    answered_by VARCHAR NOT NULL,
+    answered_at TIMESTAMP NOT NULL
+);
+"""
+
 # Counts by label alone cannot give a trace's outcome under a later label mapping (a response
 # verdict wins over the claims'), so the frame's verdicts are kept per trace signature: the
 # undrawn traces of a stratum grouped by their latest response label and claim labels.
@@ -389,5 +410,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_canary", _CANARY),
     ("0009_sample_sources", _SAMPLE_SOURCES),
     ("0010_claim_versions", _CLAIM_VERSIONS),
+    ("0011_questions", _QUESTIONS),
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
 ]
