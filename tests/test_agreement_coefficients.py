@@ -194,3 +194,36 @@ def test_scores_written_as_text_are_ordinal_in_the_agreement_document():
 def test_ac2_weights_quadratically_unless_told():
     """Catches AC2's default weights changed (irrCAC's gwet.ac2 default is quadratic: 0.914)."""
     assert round(gwet_ac2(RAW_4RATERS).value, 3) == 0.914
+
+
+def test_conger_says_why_it_is_undefined_and_counts_its_units():
+    """Catches Conger's kappa undefined without a reason (or with another's), its unit count
+    or units note lost."""
+    from annotate.stats.coefficients import conger_measure
+
+    one_category = conger_measure([["a", "a"], ["a", "a"]]).point()
+    assert one_category.value is None and "Conger's kappa" in one_category.reason
+    no_pair = conger_measure([["a", None], [None, "b"]]).point()
+    assert no_pair.value is None and no_pair.reason == "no unit has two ratings"
+    one_rater = conger_measure([["a"], ["b"]]).point()
+    assert one_rater.value is None and one_rater.reason == "needs two or more raters"
+    table = [["a", "a", None], ["a", "b", "b"], ["b", "b", "b"], ["a", None, None]]
+    point = conger_measure(table).point()
+    assert point.units == 3 and point.method.startswith("agreement over 3 units")
+
+
+def test_conger_on_a_batch_of_resamples_is_conger_on_each():
+    """Catches the chance term summed over the resamples as well as the categories: the batched
+    values equal Conger's kappa of each resampled table, one at a time."""
+    from annotate.stats.coefficients import conger_measure
+
+    rng = np.random.default_rng(4)
+    labels = ["a", "b", "c"]
+    table = [[labels[k] if rng.random() > 0.2 else None for k in rng.integers(0, 3, 3)]
+             for _ in range(30)]  # fmt: skip
+    measure = conger_measure(table)
+    draws = rng.multinomial(30, np.full(30, 1 / 30), size=5).astype(float)
+    batched = measure.value(draws @ measure.features)
+    for draw, got in zip(draws, batched, strict=True):
+        resampled = [row for row, times in zip(table, draw, strict=True) for _ in range(int(times))]
+        assert got == pytest.approx(conger_measure(resampled).point().value)

@@ -366,3 +366,15 @@ def test_bad_arguments_raise_usage_errors() -> None:
     for kwargs in ({"q": 0.0}, {"q": 1.5}, {"epsilon": math.nan}, {"min_reviewers": 1}):
         with pytest.raises(UsageError):
             alt_test(humans, majority_judge(40), **kwargs)
+
+
+def test_a_test_not_run_has_every_field_of_one_that_ran():
+    """Catches a field renamed or dropped when there are too few reviewers: readers of the JSON
+    (README, "Alt-test") find every field of a run, empty, and the reason."""
+    from annotate.stats.alt_test import _not_run
+
+    not_run = _not_run(1, 3, 40, 30)
+    assert set(not_run) == {
+        "reviewers", "winning_rate", "advantage_probability", "passed", "verdict", "reason",
+    }  # fmt: skip
+    assert not_run["advantage_probability"] is None and not_run["passed"] is None

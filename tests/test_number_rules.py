@@ -22,6 +22,7 @@ from annotate.stats.gold import (
     response_gold,
     response_labels,
     response_outcome,
+    reviewer_labels,
     unresolved,
 )
 from annotate.stats.judge import Pair, calibration_stats, coverage, widened
@@ -271,6 +272,7 @@ def test_kappa_on_every_resample_is_scikit_learns_or_undefined_when_gold_has_one
         ([Pair("a", True, False), Pair("b", False, False)], "no unsupported claims in gold"),
         ([Pair("a", True, True), Pair("b", False, True)], "no supported claims in gold"),
         ([Pair("a", True, True), Pair("b", True, False)], "the judge gave one verdict only"),
+        ([Pair("a", False, True), Pair("b", False, False)], "the judge gave one verdict only"),
     ],
 )
 def test_kappa_says_why_it_is_undefined(pairs: list[Pair], reason: str) -> None:
@@ -365,3 +367,79 @@ def test_agreement_coefficients_with_missing_ratings_have_no_floor_of_minus_one(
     pe = pi_a**2 + (1 - pi_a) ** 2
     got = fleiss_measure([["A", None]] * 100 + [["A", "B"]]).point().value
     assert got == pytest.approx(-pe / (1 - pe)) and got < -100
+
+
+def test_the_judge_statistics_resample_within_strata():
+    """Catches the strata dropped from the judge's resamples: each trace has one unsupported and
+    one supported claim, stratum A's traces are judged right and B's wrong, so resampled within
+    strata every resample has balanced accuracy 1/2; resampled across strata it varies."""
+    pairs = []
+    for i in range(20):
+        pairs += [Pair(f"a{i}", True, True), Pair(f"a{i}", False, False)]
+        pairs += [Pair(f"b{i}", False, True), Pair(f"b{i}", True, False)]
+    strata = {p.trace_id: p.trace_id[0] for p in pairs}
+    within = calibration_stats(pairs, seed=3, repetitions=300, strata=strata)["balanced_accuracy"]
+    across = calibration_stats(pairs, seed=3, repetitions=300)["balanced_accuracy"]
+    assert within["value"] == across["value"] == 0.5
+    assert within["high"] - within["low"] < 1e-9 < across["high"] - across["low"] - 0.1
+
+
+def test_one_unit_a_trace_keeps_wilsons_interval_exactly():
+    """Catches the independence test ignored or the unit count lost: with one claim a trace,
+    accuracy and sensitivity are statsmodels' Wilson intervals, not the widened bootstrap."""
+    pairs = [Pair(f"t{i}", i % 3 == 0, i % 4 == 0) for i in range(40)]
+    got = calibration_stats(pairs, seed=0, repetitions=200)
+    counts = {c: sum(judge_stats._cell(p) == c for p in pairs) for c in ("tp", "tn", "fp", "fn")}
+    low, high = proportion_confint(counts["tp"] + counts["tn"], 40, method="wilson")
+    assert (got["accuracy"]["low"], got["accuracy"]["high"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    low, high = proportion_confint(counts["tp"], counts["tp"] + counts["fn"], method="wilson")
+    assert (got["sensitivity"]["low"], got["sensitivity"]["high"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+
+
+def test_the_seed_makes_the_judges_intervals_repeatable_and_is_named():
+    """Catches the seed dropped from the resamples (intervals that change between runs) or
+    from the method a reader is shown."""
+    pairs = random_pairs(5)
+    judged = {(p.trace_id, i): {"outcome": "abstained" if i % 5 == 0 else "unsupported",
+                                "label": "x"} for i, p in enumerate(pairs)}  # fmt: skip
+    gold = dict.fromkeys(judged, "unsupported")
+    first, again = coverage(judged, gold, 7, 200), coverage(judged, gold, 7, 200)
+    assert first == again
+    stats7 = calibration_stats(pairs, seed=7, repetitions=200)
+    assert stats7 == calibration_stats(pairs, seed=7, repetitions=200)
+    assert "seed 7" in stats7["cohen_kappa"]["method"]
+
+
+def test_no_units_say_so():
+    """Catches an empty table given a number or another reason."""
+    got = calibration_stats([], repetitions=50)
+    assert got["accuracy"]["value"] is None and got["accuracy"]["reason"] == "no units"
+    none = coverage({("t", 0): {"outcome": "supported", "label": "s"}}, {}, 0, 50)
+    assert none["abstained_share"]["value"] is None
+    assert none["abstained_share"]["reason"] == "no units with gold"
+
+
+def test_response_level_reviewer_labels_are_the_response_outcomes():
+    """Catches the response level read as claims."""
+    evidence = Evidence(
+        None,
+        BINARY,
+        [
+            vote("ann", "t1", 0, "supported"),
+            vote("ann", "t1", 1, "unsupported"),
+            vote("bob", "t1", 0, "supported"),
+            vote("bob", "t1", 1, "supported"),
+        ],  # fmt: skip
+        {},
+        {"t1": [0, 1]},
+    )
+    assert reviewer_labels(evidence, "response", "binary") == {
+        "ann": {"t1": UNSUPPORTED},
+        "bob": {"t1": SUPPORTED},
+    }

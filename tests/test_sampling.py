@@ -537,3 +537,13 @@ def test_explicit_sizes_name_every_stratum_and_fit_it() -> None:
     )
     with pytest.raises(SampleError, match="must be 0..9, got -1"):
         explicit_sizes(keys, [20, 9], {**sizes, ("hr_policy", None): -1})
+
+
+def test_a_where_value_may_hold_an_equals_sign_and_an_open_end_stays_open():
+    """Catches the clause split at its last '=' (an attribute value such as `a=b` cut), and a
+    missing bound read as something other than no bound."""
+    from annotate.sampling.allocation import parse_where
+
+    filters = parse_where(["attr.prompt=v=2,v=3", "until=2026-03-01"])
+    assert filters.attributes == {"prompt": ("v=2", "v=3")}
+    assert filters.since is None and filters.until is not None
