@@ -45,7 +45,6 @@ level = right.selectbox(
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
-
 saved = load_thresholds(store)
 scope = None if sample == ALL else sample
 ours = rubric_judge(judge) is not None and scope is not None and level == "claim"

@@ -443,3 +443,50 @@ def test_response_level_reviewer_labels_are_the_response_outcomes():
         "ann": {"t1": UNSUPPORTED},
         "bob": {"t1": SUPPORTED},
     }
+
+
+def _clustered_abstentions() -> tuple[dict, dict]:
+    """Ten traces of four claims; the judge abstained on every claim of traces 0 and 1 only."""
+    judged = {
+        (f"t{t}", c): {"outcome": "abstained" if t < 2 else "supported", "label": f"l{t}"}
+        for t in range(10)
+        for c in range(4)
+    }
+    return judged, dict.fromkeys(judged, "supported")
+
+
+def test_clustered_abstentions_get_a_seeded_interval_that_stays_above_zero():
+    """Catches the seed dropped from the abstention share's resamples (visible here, where the
+    trace bootstrap is wider than Wilson's), and the floor at 0 that few traces need."""
+    judged, gold = _clustered_abstentions()
+    first = coverage(judged, gold, 7, 300)["abstained_share"]
+    assert first == coverage(judged, gold, 7, 300)["abstained_share"]
+    wilson_low, _ = proportion_confint(8, 40, method="wilson")
+    assert first["low"] < wilson_low  # the bootstrap's side, so the seed decides it
+    assert "seed 7" in first["method"]
+    few = {k: v for k, v in judged.items() if k[0] in ("t0", "t5", "t6")}
+    share = coverage(few, gold, 7, 300)["abstained_share"]
+    assert share["value"] == pytest.approx(1 / 3) and share["low"] >= 0.0
+
+
+def test_clustered_accuracy_reaches_out_to_wilson_and_names_its_seed():
+    """Catches the unit count lost on the clustered route (no Wilson to widen to) and the seed
+    missing from its method: each trace has one right and one wrong claim, so every resample
+    has accuracy 1/2 and the interval is statsmodels' Wilson on the 40 claims."""
+    pairs = []
+    for t in range(20):
+        pairs += [Pair(f"t{t}", True, True), Pair(f"t{t}", True, False)]
+    got = calibration_stats(pairs, seed=7, repetitions=200)
+    low, high = proportion_confint(20, 40, method="wilson")
+    assert (got["accuracy"]["low"], got["accuracy"]["high"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    assert "seed 7" in got["precision"]["method"]
+
+
+def test_an_independent_rate_without_a_denominator_says_which():
+    """Catches the reason lost when one claim a trace leaves a rate with no denominator."""
+    pairs = [Pair(f"t{i}", i % 2 == 0, False) for i in range(10)]
+    got = calibration_stats(pairs, repetitions=50)["sensitivity"]
+    assert got["value"] is None and got["reason"] == "no unsupported gold in the denominator"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from annotate.store.schema_review import CLAIM_VERSIONS, QUESTIONS
 from annotate.store.schema_rubrics import rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
@@ -345,41 +346,6 @@ CREATE TABLE sample_judge_counts (    -- a source's judge verdicts per stratum (
 );
 """
 
-_CLAIM_VERSIONS = """
-CREATE TABLE retired_claims (         -- claim versions a lead replaced; `claims` holds the current ones
-    trace_id VARCHAR NOT NULL,
-    claim_index INTEGER NOT NULL,     -- never reused: a new version gets a new index
-    text VARCHAR NOT NULL,
-    start_offset INTEGER,
-    end_offset INTEGER,
-    origin VARCHAR NOT NULL,
-    action VARCHAR NOT NULL,          -- split | merge | correct
-    replaced_by JSON NOT NULL,        -- the claim indexes of the new version
-    retired_by VARCHAR NOT NULL,
-    retired_at TIMESTAMP NOT NULL
-);
-"""
-
-_QUESTIONS = """
-CREATE SEQUENCE question_ids START 1;
-CREATE SEQUENCE question_answer_ids START 1;
-CREATE TABLE questions (              -- a reviewer's question to the leads about one claim
-    id BIGINT PRIMARY KEY DEFAULT nextval('question_ids'),
-    trace_id VARCHAR NOT NULL,
-    claim_index INTEGER NOT NULL,
-    sample VARCHAR,                   -- the sample the reviewer was labelling
-    reviewer VARCHAR NOT NULL,
-    question VARCHAR NOT NULL,
-    asked_at TIMESTAMP NOT NULL
-);
-CREATE TABLE question_answers (       -- append-only: the current answer is the latest row
-    id BIGINT PRIMARY KEY DEFAULT nextval('question_answer_ids'),
-    question_id BIGINT NOT NULL,
-    answer VARCHAR NOT NULL,
-    answered_by VARCHAR NOT NULL,
-    answered_at TIMESTAMP NOT NULL
-);
-"""
 
 # Counts by label alone cannot give a trace's outcome under a later label mapping (a response
 # verdict wins over the claims'), so the frame's verdicts are kept per trace signature: the
@@ -409,7 +375,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_rubrics", rubrics_migration(ERROR_TYPES)),
     ("0008_canary", _CANARY),
     ("0009_sample_sources", _SAMPLE_SOURCES),
-    ("0010_claim_versions", _CLAIM_VERSIONS),
-    ("0011_questions", _QUESTIONS),
+    ("0010_claim_versions", CLAIM_VERSIONS),
+    ("0011_questions", QUESTIONS),
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
 ]

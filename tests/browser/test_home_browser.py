@@ -56,6 +56,7 @@ def test_home_shows_the_trace_count_and_features_from_status(
     )
     feature = next(iter(expected_status["by_feature"]))
     selectbox(page, "Feature").locator("input").click()
+    page.keyboard.press("ArrowDown")  # opens the list if the click only focused the box
     expect(page.get_by_role("option", name=feature, exact=True)).to_be_visible()
     page.keyboard.press("Escape")
 
