@@ -378,3 +378,47 @@ def test_a_test_not_run_has_every_field_of_one_that_ran():
         "reviewers", "winning_rate", "advantage_probability", "passed", "verdict", "reason",
     }  # fmt: skip
     assert not_run["advantage_probability"] is None and not_run["passed"] is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"epsilon": math.nan}, "epsilon must be a finite number, not nan."),
+        ({"q": 1.0}, "q must be between 0 and 1, not 1.0."),
+        ({"q": 0.0}, "q must be between 0 and 1, not 0.0."),
+        ({"min_reviewers": 1}, "min_reviewers must be at least 2 (leave-one-out), not 1."),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_setting(kwargs: dict, message: str) -> None:
+    """Catches a setting refused without saying which, and q = 1 let through."""
+    humans, _ = panel(30, DISSENT)
+    with pytest.raises(UsageError) as raised:
+        alt_test(humans, majority_judge(40), **kwargs)
+    assert str(raised.value) == message
+
+
+def test_a_run_reports_its_settings_and_each_reviewers_adjusted_p() -> None:
+    """Catches the settings missing from the JSON and the Benjamini-Yekutieli adjusted p not
+    stored per reviewer (statsmodels' fdr_by on the same p-values)."""
+    from statsmodels.stats.multitest import multipletests
+
+    humans, _ = panel(30, DISSENT)
+    result = alt_test(humans, majority_judge(40), epsilon=0.1, q=0.1)
+    assert (result["epsilon"], result["q"], result["min_units"]) == (0.1, 0.1, 30)
+    p = [row["p_value"] for row in result["reviewers"]]
+    want = multipletests(p, method="fdr_by")[1]
+    assert [row["p_adjusted"] for row in result["reviewers"]] == pytest.approx(list(want))
+
+
+def test_a_reviewer_with_exactly_the_minimum_of_units_is_tested_and_too_few_say_how_many() -> None:
+    """Catches `<=` for `<` at the minimum of units, and the not-run reason's count lost."""
+    humans, _ = panel(30, DISSENT)
+    judge = majority_judge(40)
+    at_minimum = alt_test(humans, judge, min_units=40)
+    assert len(at_minimum["reviewers"]) == len(DISSENT) and not at_minimum["notes"]
+    too_few = alt_test(humans, judge, min_units=41)
+    assert too_few["passed"] is None and "over 40 such units" in too_few["reason"]
+    alone = {"ann": {999: "a"}, **humans}  # a unit nobody else labelled
+    notes = alt_test(alone, judge)["notes"]
+    assert "Reviewer ann left out: none of their 1 labelled units was labelled by the judge and " \
+        "another reviewer." in notes  # fmt: skip

@@ -490,3 +490,15 @@ def test_an_independent_rate_without_a_denominator_says_which():
     pairs = [Pair(f"t{i}", i % 2 == 0, False) for i in range(10)]
     got = calibration_stats(pairs, repetitions=50)["sensitivity"]
     assert got["value"] is None and got["reason"] == "no unsupported gold in the denominator"
+
+
+def test_a_proportion_of_one_unit_and_of_none():
+    """Catches n = 1 treated as empty, an empty proportion counting a unit, and the method
+    name lost: Wilson's interval from statsmodels."""
+    from annotate.stats.intervals import proportion, wilson_interval
+
+    assert wilson_interval(1, 1) == pytest.approx(proportion_confint(1, 1, method="wilson"))
+    one = proportion(1, 1, "empty")
+    assert (one.value, one.units, one.method) == (1.0, 1, "Wilson")
+    none = proportion(0, 0, "no claims")
+    assert (none.value, none.units, none.reason) == (None, 0, "no claims")
