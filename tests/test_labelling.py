@@ -424,3 +424,75 @@ def test_a_skip_needs_one_of_the_reasons(ready):
     assert str(refused.value) == f"give a reason to skip: one of {', '.join(SKIP_REASONS)}"
     skip_claim(ready, "alice", view, SKIP_REASONS[0])
     assert progress(ready, "alice", "demo") == {"done": 1, "assigned": 36, "skipped": 1}
+
+
+def test_a_claim_changed_since_it_was_shown_is_refused_and_nothing_is_stored(ready):
+    """Catches the shown claim's version not compared (`and` for `or`): a verdict drawn for
+    text that has changed since must not land on the new text."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    view.shown_at -= timedelta(seconds=5)
+    ready.execute(
+        "UPDATE claims SET text = text || ' (edited)' WHERE trace_id = ? AND claim_index = ?",
+        [view.trace_id, view.claim_index],
+    )
+    message = (
+        f"claim {view.claim_index + 1} of trace {view.trace_id!r} is not the one shown; "
+        "nothing was stored"
+    )
+    with pytest.raises(LabelError) as raised:
+        record_verdict(ready, "alice", view, "supported")
+    assert str(raised.value) == message
+    assert progress(ready, "alice", "demo")["done"] == 0
+
+
+def test_refusals_say_what_to_do_and_a_stored_verdict_keeps_what_was_shown(ready):
+    """Catches the refusals' messages lost, and the event's shown time, claim version or an
+    empty note stored wrongly."""
+    import hashlib
+
+    from annotate.labelling.session import ERROR_TYPES
+
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+    assert (view.position, view.total) != (None, None)
+    assert claim_view(ready, view.trace_id, view.claim_index).position == 0
+    assert claim_view(ready, view.trace_id, view.claim_index).total == 0
+    with pytest.raises(TooSoonError) as raised:
+        record_verdict(ready, "alice", view, "supported", min_dwell=timedelta(seconds=30))
+    assert str(raised.value) == (
+        "that key press came before the claim could be read; nothing was stored. "
+        "Read the claim, then press again."
+    )
+    view.shown_at -= timedelta(seconds=5)
+    with pytest.raises(LabelError) as raised:
+        record_verdict(ready, "alice", view, "contradicted", error_type="bogus")
+    assert (
+        str(raised.value) == f"'bogus' is not an error type; use one of: {', '.join(ERROR_TYPES)}"
+    )
+    with pytest.raises(LabelError) as raised:
+        record_verdict(ready, "alice", view, "maybe")
+    assert str(raised.value).startswith(
+        "'maybe' is not in the active rubric; use one of: supported, "
+    )
+    record_verdict(ready, "alice", view, "supported")
+    shown_at, version, note = ready.fetchall(
+        "SELECT shown_at, claim_version, note FROM label_events WHERE reviewer = 'alice'"
+    )[0]
+    assert shown_at == view.shown_at and note is None
+    assert version == hashlib.sha256(view.claim["text"].encode()).hexdigest()[:16]
+    set_active(ready, "alice", False)
+    with pytest.raises(LabelError) as raised:
+        record_verdict(ready, "alice", view, "supported")
+    assert str(raised.value) == "the account 'alice' is not active; nothing was stored"
+
+
+def test_a_claim_view_of_a_missing_trace_or_claim_says_which(ready):
+    """Catches the refusals of claim_view lost or turned into another exception."""
+    with pytest.raises(LabelError) as raised:
+        claim_view(ready, "no-such-trace", 0)
+    assert str(raised.value) == "no trace 'no-such-trace'"
+    trace = ready.fetchall("SELECT trace_id FROM claims ORDER BY trace_id LIMIT 1")[0][0]
+    with pytest.raises(LabelError) as raised:
+        claim_view(ready, trace, 99)
+    assert str(raised.value) == f"trace {trace!r} has no claim 99"

@@ -502,3 +502,36 @@ def test_a_proportion_of_one_unit_and_of_none():
     assert (one.value, one.units, one.method) == (1.0, 1, "Wilson")
     none = proportion(0, 0, "no claims")
     assert (none.value, none.units, none.reason) == (None, 0, "no claims")
+
+
+def _vote_with(reviewer: str, index: int, label: str, error_type: str | None) -> dict:
+    return {**vote(reviewer, "t1", index, label), "error_type": error_type}
+
+
+def test_claim_gold_keeps_error_types_and_says_where_each_gold_came_from():
+    """Catches the loop stopping at the first adjudicated claim, the adjudication's error type
+    dropped, agreed and mixed error types, and each gold's source (README, "Gold")."""
+    votes = [
+        _vote_with("ann", 0, "unsupported", "fabrication"),  # adjudicated below
+        _vote_with("bob", 0, "supported", None),
+        _vote_with("ann", 1, "unsupported", "number"),  # same outcome, same error type
+        _vote_with("bob", 1, "unsupported", "number"),
+        _vote_with("ann", 2, "unsupported", "number"),  # same outcome, two error types
+        _vote_with("bob", 2, "not_in_context", "entity"),
+        _vote_with("ann", 3, "supported", None),  # disagree, not adjudicated
+        _vote_with("bob", 3, "unsupported", "number"),
+        _vote_with("ann", 4, "supported", "number"),  # supported: no error type
+        _vote_with("bob", 4, "supported", None),
+        _vote_with("ann", 5, "unsupported", None),  # unsupported, nobody named an error type
+        _vote_with("bob", 5, "unsupported", None),
+    ]
+    adjudications = {("t1", 0): {"label": "unsupported", "error_type": "fabrication"}}
+    gold = claim_gold(Evidence(None, BINARY, votes, adjudications, {"t1": [0, 1, 2, 3, 4, 5]}))
+    assert {k: (g.binary, g.error_type, g.source) for k, g in gold.items()} == {
+        ("t1", 0): (UNSUPPORTED, "fabrication", "adjudicated"),
+        ("t1", 1): (UNSUPPORTED, "number", "unanimous"),
+        ("t1", 2): (UNSUPPORTED, "mixed", "same outcome"),
+        ("t1", 3): (None, None, "unresolved"),
+        ("t1", 4): (SUPPORTED, None, "unanimous"),
+        ("t1", 5): (UNSUPPORTED, None, "unanimous"),
+    }
