@@ -241,13 +241,23 @@ def _label_by_keyboard(reviewer: Browser, name: str, disagree: bool) -> list[Any
     return outside
 
 
+def _box(page: Any, button: Any) -> Any:
+    """The button's box once it is drawn: a rerun may replace the element between the wait and
+    the measure (the box is then None), so measure again, up to five seconds."""
+    for _ in range(50):
+        button.wait_for(state="visible")
+        box = button.bounding_box()
+        if box is not None:
+            return box
+        page.wait_for_timeout(100)
+    return None
+
+
 def _buttons_out_of_view(page: Any) -> list[Any]:
     buttons = {
         key: page.get_by_role("button", name=re.compile(rf"^{key} · ")).first for key in range(1, 6)
     }
-    for button in buttons.values():  # drawn (a rerun may be replacing it), then measured
-        button.wait_for(state="visible")
-    boxes = {key: button.bounding_box() for key, button in buttons.items()}
+    boxes = {key: _box(page, button) for key, button in buttons.items()}
     return [
         (key, box)
         for key, box in boxes.items()
