@@ -27,7 +27,7 @@ store = ui.store()
 is_lead = user.role == "lead"
 st.title("Calibration of the judge")
 
-judges = judge_names(store)
+judges = ui.computed(judge_names)  # a scan of every verdict: once per change of the store
 if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
     st.stop()
@@ -38,7 +38,7 @@ judge = left.selectbox("Judge", judges, key="calibration_judge")
 sample = middle.selectbox(
     "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="calibration_sample"
 )
-judged_at = judge_levels(store, judge)  # open at a level the judge gave verdicts at
+judged_at = ui.computed(judge_levels, judge)  # open at a level the judge judged at
 level = right.selectbox(
     "Level", LEVELS, index=LEVELS.index(judged_at[0]) if judged_at else 0, key="calibration_level"
 )
