@@ -79,6 +79,9 @@ def accounts_store(sample_store: Path) -> Path:
     db.write_bytes(sample_store.read_bytes())
     annotate_cli("user", "add", "lena", "--role", "lead", db=db, stdin=LEAD_PASSWORD + "\n")
     annotate_cli("user", "add", "rev", "--role", "reviewer", db=db, stdin=PASSWORD + "\n")
+    # after rev in the Users page list, whose first account the lead tests below act on
+    # named after rev: the lead tests below act on the Users page's first account, rev
+    annotate_cli("user", "add", "vera", "--role", "auditor", db=db, stdin=PASSWORD + "\n")
     annotate_cli("assign", "--sample", "demo", "--reviewers", "rev", "--per-trace", "1", db=db)
     return db
 
@@ -123,6 +126,39 @@ def test_a_deep_link_and_a_reload_keep_the_reviewer_on_their_page(
     cookie = session_cookie(context)
     assert cookie["sameSite"] == "Strict" and PASSWORD not in cookie["value"]
     assert "rev" not in cookie["value"]
+    context.close()
+
+
+LEAD_ONLY = {  # address -> the page's title, which an auditor must never be shown
+    "/label": "Label",
+    "/import_traces": "Import",
+    "/sample": "Sample",
+    "/assign": "Assign",
+    "/adjudicate": "Adjudicate",
+    "/questions": "Questions",
+    "/users": "Users",
+}
+
+
+def test_an_auditor_reaches_no_lead_page_by_url_or_by_reload(
+    browser: Any, accounts_url: str
+) -> None:
+    context = browser.new_context(base_url=accounts_url)
+    page = context.new_page()
+    page.goto("/")
+    sign_in(page, "vera", PASSWORD)
+    page.get_by_text("Signed in as vera").wait_for()
+    wait_for_session(page)
+    for path, title in LEAD_ONLY.items():
+        for _ in range(2):  # by address, then by reload
+            page.goto(path) if _ == 0 else page.reload()
+            page.get_by_text("Signed in as vera").wait_for()
+            page.wait_for_timeout(300)
+            assert page.get_by_role("heading", name=title, exact=True).count() == 0, path
+            assert page.locator("[data-testid='stFileUploader']").count() == 0, path
+            assert page.locator(".annotate-claim").count() == 0, path
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert not [t for t in LEAD_ONLY.values() if t in sidebar.split("\n")], sidebar
     context.close()
 
 
