@@ -132,7 +132,9 @@ def test_a_reviewer_cannot_reach_lead_pages_by_url(page: Any, app_url: str) -> N
         page.goto(path)  # still signed in: the session cookie survives a load
         page.get_by_text("Signed in as rev").wait_for()
         page.get_by_role("heading", name="Your queue").wait_for()
-        links = page.locator("[data-testid='stPageLink-NavLink']").all_inner_texts()
+        nav = page.locator("[data-testid='stPageLink-NavLink']")
+        nav.last.wait_for()  # the sidebar is drawn after the heading on a busy machine
+        links = nav.all_inner_texts()
         assert [link.split()[-1] for link in links] == ["Home", "Label"], links
         for heading in ("Users", "Assign", "Adjudicate", "Import", "Sample", "Activity"):
             assert page.get_by_role("heading", name=heading, exact=True).count() == 0
