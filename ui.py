@@ -95,6 +95,13 @@ def fmt(template: str, *values: object, **named: object) -> str:
     return template.format(*(md(v) for v in values), **{k: md(v) for k, v in named.items()})
 
 
+def lazy_expander(label: str, key: str):
+    """An expander whose content is drawn only while it is open (opening it reruns): a panel
+    used now and then costs nothing on the reruns where it is closed. None when closed."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
+
+
 def show_text(label: str, text: str | None) -> None:
     """Untrusted trace text: literal characters, never markdown or HTML."""
     st.caption(md(label))

@@ -94,6 +94,14 @@ def run_app(user, page: str | None = None):
     return app
 
 
+def open_panel(app, key: str):
+    """Open the lazy expander `key` (ui.lazy_expander) as a click would, and rerun."""
+    app.session_state[key] = True
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
 def button_for(app, prefix: str):
     """The one button whose key starts with `prefix` (label keys also name the claim shown)."""
     found = [b for b in app.button if b.key and b.key.startswith(prefix)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, button_for, plain, run_app, sign_in_token
+from conftest import ROOT, button_for, open_panel, plain, run_app, sign_in_token
 from labelling_data import PASSWORD, prepare
 from streamlit.testing.v1 import AppTest
 
@@ -210,8 +210,29 @@ def test_the_lead_assigns_the_demo_sample_to_themselves_in_one_click(tmp_path, m
         store.close()
 
 
+def test_the_panels_used_now_and_then_are_drawn_only_while_open(labelling_store):
+    """Catches the reopen, ask and flag panels drawn (and their lists read) on every verdict:
+    on a labelling page they were a third of the browser's work per key press
+    (tests/bench/bench_label_latency.py). Closed, their widgets are absent; opened, present."""
+    app = app_as(User("alice", "reviewer"), "pages/label.py")
+    keys = ("label_reopen_pick", "label_question", "label_flag_reason")
+    drawn = {w.key for w in app.selectbox} | {w.key for w in app.text_area}
+    assert not drawn & set(keys)
+    assert {"Reopen a skipped claim or one of your last verdicts", "Badly extracted claim?"} <= {
+        plain(e.label) for e in app.expander
+    }
+    for panel in ("label_revisit", "label_ask_box", "label_flag_box"):
+        open_panel(app, panel)
+    assert app.text_area(key="label_question") is not None
+    assert app.selectbox(key="label_flag_reason") is not None
+    assert "Nothing to reopen yet" in " ".join(c.value for c in app.caption)
+    button_for(app, "label_skip_").click().run()
+    assert app.selectbox(key="label_reopen_pick").options[0].startswith("skipped (")
+
+
 def test_a_reviewer_flags_a_badly_extracted_claim_and_the_lead_sees_it(labelling_store):
     app = app_as(User("alice", "reviewer"), "pages/label.py")
+    open_panel(app, "label_flag_box")
     app.selectbox(key="label_flag_reason").select("not_atomic")
     button_for(app, "label_flag_").click().run()
     assert not app.exception, app.exception

@@ -137,7 +137,7 @@ def test_recent_verdicts_are_the_last_twenty_and_only_the_reviewers_own(ready):
 def test_on_the_pages_a_reviewer_asks_a_lead_answers_and_nothing_else_reaches_the_reviewer(
     seeded,  # noqa: F811 - the fixture imported above
 ):
-    from conftest import button_for, run_app
+    from conftest import button_for, open_panel, run_app
     from test_roles import (
         JUDGE_EXPLANATION,
         JUDGE_LABEL,
@@ -151,7 +151,7 @@ def test_on_the_pages_a_reviewer_asks_a_lead_answers_and_nothing_else_reaches_th
     view = next_claim(store, "bob", "demo")
     ask_question(store, "bob", view.trace_id, view.claim_index, "BOB-QUESTION-77 " + OTHER_NOTE)
     store.close()
-    alice = run_app(USERS["reviewer"], "pages/label.py")
+    alice = open_panel(run_app(USERS["reviewer"], "pages/label.py"), "label_ask_box")
     alice.text_area(key="label_question").input("Is a refund the same as a credit here?")
     button_for(alice, "label_ask_").click().run()
     assert not alice.exception, alice.exception
@@ -192,7 +192,7 @@ def test_a_reviewer_cannot_open_the_questions_page(seeded):  # noqa: F811
 def test_on_the_label_page_a_skipped_claim_is_reopened_and_back_fills_in_the_verdict_given(
     seeded,  # noqa: F811 - the fixture imported above
 ):
-    from conftest import button_for, run_app
+    from conftest import button_for, open_panel, run_app
     from test_pages_labelling import _claim_text
     from test_roles import USERS
 
@@ -211,7 +211,7 @@ def test_on_the_label_page_a_skipped_claim_is_reopened_and_back_fills_in_the_ver
     assert app.selectbox(key="label_error_type").value == "number"
     assert app.text_area(key="label_note").value == "the amount differs"
     assert button_for(app, "label_button_contradicted_").proto.type == "primary"
-    reopen = app.selectbox(key="label_reopen_pick")
+    reopen = open_panel(app, "label_revisit").selectbox(key="label_reopen_pick")
     assert reopen.options[0].startswith("skipped (unclear_context)")
     reopen.select(0).run()
     app.button(key="label_reopen").click().run()

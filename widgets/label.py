@@ -203,7 +203,10 @@ class Desk:
         reason.selectbox(
             "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
         )
-        with st.expander("Badly extracted claim?"):
+        box = ui.lazy_expander("Badly extracted claim?", "label_flag_box")
+        if box is None:
+            return
+        with box:
             st.selectbox("What is wrong", FLAG_REASONS, key="label_flag_reason")
             st.button(
                 "Flag for the lead",

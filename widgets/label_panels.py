@@ -86,7 +86,10 @@ def claim_answers(mine: list[dict], view) -> None:
 
 
 def ask_box(desk, view, shown: str) -> None:
-    with st.expander("Ask the lead about this claim"):
+    box = ui.lazy_expander("Ask the lead about this claim", "label_ask_box")
+    if box is None:
+        return
+    with box:
         st.text_area(
             "Your question (the lead sees it with the claim and its context)",
             key="label_question",
@@ -106,9 +109,13 @@ def my_questions_list(asked: list[dict]) -> None:
     if not asked:
         return
     answered = sum(1 for q in asked if q["answer"])
-    with st.expander(
-        ui.fmt("Your questions ({} answered, {} open)", answered, len(asked) - answered)
-    ):
+    box = ui.lazy_expander(
+        ui.fmt("Your questions ({} answered, {} open)", answered, len(asked) - answered),
+        "label_questions_box",
+    )
+    if box is None:
+        return
+    with box:
         for q in asked:
             st.markdown(
                 ui.fmt(
@@ -119,10 +126,15 @@ def my_questions_list(asked: list[dict]) -> None:
 
 
 def revisit(store: Store, desk) -> None:
-    """The last 20 verdicts and the skipped claims, any of which can be opened again."""
+    """The last 20 verdicts and the skipped claims, any of which can be opened again. Read
+    only while the panel is open: two queries fewer on every verdict."""
+    box = ui.lazy_expander("Reopen a skipped claim or one of your last verdicts", "label_revisit")
+    if box is None:
+        return
     recent = recent_verdicts(store, desk.user.name, desk.sample)
     skipped = skipped_claims(store, desk.user.name, desk.sample)
     if not recent and not skipped:
+        box.caption("Nothing to reopen yet: no skipped claims and no verdicts in this sample.")
         return
     options = [("skipped", s) for s in skipped] + [("verdict", r) for r in recent]
 
@@ -131,9 +143,8 @@ def revisit(store: Store, desk) -> None:
         said = f"skipped ({row['reason']})" if kind == "skipped" else row["label"]
         return f"{said} · {row['trace_id']} #{row['claim_index'] + 1} · {row['claim'][:70]}"
 
-    with st.expander(
-        ui.fmt("Reopen: {} skipped, your last {} verdicts", len(skipped), len(recent))
-    ):
+    with box:
+        box.caption(ui.fmt("{} skipped, your last {} verdicts", len(skipped), len(recent)))
         pick = st.selectbox("Claim", range(len(options)), format_func=name, key="label_reopen_pick")
         st.button(
             "Reopen",
