@@ -22,10 +22,12 @@ TINY = {
     "ANNOTATE_BENCH_SOURCE_IMPORT": "2000",
     "ANNOTATE_BENCH_SMALL": "2000",
     "ANNOTATE_BENCH_JUDGE": "40",
+    "ANNOTATE_BENCH_SCALE_IMPORTS": "300,900",
+    "ANNOTATE_BENCH_SCALE_CLAIMS": "200,400",
 }
 WITHOUT_BROWSER = [
     "calibration_report", "import_memory", "import_speed", "judge", "page_load", "rates",
-    "sample_source", "sampling",
+    "sample_source", "sampling", "scaling",
 ]  # fmt: skip
 
 
