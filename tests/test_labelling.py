@@ -496,3 +496,93 @@ def test_a_claim_view_of_a_missing_trace_or_claim_says_which(ready):
     with pytest.raises(LabelError) as raised:
         claim_view(ready, trace, 99)
     assert str(raised.value) == f"trace {trace!r} has no claim 99"
+
+
+def test_reopen_lists_own_recent_verdicts_and_unlabelled_skips_newest_first(ready):
+    """Catches the reopen lists (the Label page's Reopen panel) showing another reviewer's
+    verdicts, an old verdict instead of the latest, skips already labelled since, the wrong
+    order, or more than RECENT; and reopening a trace outside the reviewer's queue."""
+    from annotate.labelling.session import (
+        RECENT,
+        my_verdict,
+        recent_verdicts,
+        reopen_claim,
+        skipped_claims,
+    )
+
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    assert recent_verdicts(ready, "alice", "demo") == []
+    assert skipped_claims(ready, "alice", "demo") == []
+    given = []
+    for number in range(RECENT + 2):
+        view = next_claim(ready, "alice", "demo")
+        label = "contradicted" if number % 3 == 0 else "supported"
+        record_verdict(ready, "alice", view, label, note=f"n{number}")
+        given.append(((view.trace_id, view.claim_index), label))
+    bob_view = next_claim(ready, "bob", "demo")
+    record_verdict(ready, "bob", bob_view, "not_in_context")
+    first_key, _ = given[0]
+    changed = reopen_claim(ready, "alice", *first_key)
+    assert changed.based_on is not None
+    record_verdict(ready, "alice", changed, "not_in_context", error_type="entity", note="again")
+    skipped = next_claim(ready, "alice", "demo")
+    skip_claim(ready, "alice", skipped, "unclear_context")
+    later = next_claim(ready, "alice", "demo")
+    skip_claim(ready, "alice", later, "other")
+
+    recent = recent_verdicts(ready, "alice", "demo")
+    assert len(recent) == RECENT
+    assert (recent[0]["trace_id"], recent[0]["claim_index"]) == first_key  # changed last
+    assert (recent[0]["label"], recent[0]["error_type"], recent[0]["note"]) == (
+        "not_in_context",
+        "entity",
+        "again",
+    )
+    expected = [key for key, _ in reversed(given[1:])][: RECENT - 1]
+    assert [(r["trace_id"], r["claim_index"]) for r in recent[1:]] == expected
+    assert all(r["claim"] for r in recent)
+    assert {r["label"] for r in recent} <= {"supported", "contradicted", "not_in_context"}
+
+    skips = skipped_claims(ready, "alice", "demo")
+    assert [(s["trace_id"], s["claim_index"], s["reason"]) for s in skips] == [
+        (later.trace_id, later.claim_index, "other"),
+        (skipped.trace_id, skipped.claim_index, "unclear_context"),
+    ]
+    again = reopen_claim(ready, "alice", later.trace_id, later.claim_index)
+    record_verdict(ready, "alice", again, "supported")
+    assert [s["trace_id"] for s in skipped_claims(ready, "alice", "demo")] == [skipped.trace_id]
+    assert skipped_claims(ready, "bob", "demo") == []
+
+    mine = my_verdict(ready, "alice", changed)
+    assert (mine["label"], mine["error_type"], mine["note"]) == (
+        "not_in_context",
+        "entity",
+        "again",
+    )
+    assert my_verdict(ready, "bob", bob_view)["label"] == "not_in_context"
+    alice_only = next(key for key, _ in given if key != (bob_view.trace_id, bob_view.claim_index))
+    assert my_verdict(ready, "bob", claim_view(ready, *alice_only)) is None
+    with pytest.raises(LabelError, match="trace 'lt-999' is not in alice's queue"):
+        reopen_claim(ready, "alice", "lt-999", 0)
+
+
+def test_the_passages_shown_are_the_context_sentences_sharing_most_with_the_claim(ready):
+    """Catches the tinted passages of the context (the reviewer's guide to where to look)
+    ranked wrongly or cut to the wrong number."""
+    from annotate.labelling.session import ClaimView
+
+    contexts = [
+        {"position": 0, "source": "a", "text": "Nothing here. The refund was 40 dollars in March."},
+        {"position": 1, "source": "b", "text": "The refund of 40 dollars reached Ana in March."},
+    ]
+    view = ClaimView(
+        "t", 0, {"claim_index": 0, "text": "Ana got a refund of 40 dollars in March."},
+        {"trace_id": "t", "contexts": contexts}, 1, 1,
+    )  # fmt: skip
+    best = view.passages()
+    assert len(best) == 2
+    assert best[0][:3] == (1, 0, len(contexts[1]["text"]))
+    assert best[1][0] == 0 and contexts[0]["text"][best[1][1] : best[1][2]].startswith("The refund")
+    assert best[0][3] > best[1][3] > 0
+    assert len(view.passages(top=1)) == 1
+    assert view.passages(top=3) == best  # "Nothing here." shares nothing: never listed
