@@ -4,6 +4,7 @@ hand-computed Rogan-Gladen, a hand-computed Horvitz-Thompson ratio, the threshol
 from __future__ import annotations
 
 import math
+import warnings
 from decimal import Decimal
 
 import numpy as np
@@ -187,6 +188,38 @@ def test_rogan_gladen_interval_without_both_gold_classes_or_skill_is_none():
     draws = np.array([[0, 2]] * 6 + [[2, 0]] * 4, dtype=float)
     point, low, high = est.rogan_gladen_interval(0.2, mixed, draws)
     assert point is not None and math.isnan(low) and math.isnan(high)
+
+
+def test_rogan_gladen_interval_at_its_edges():
+    """Catches (mutation run) a sensitivity or specificity read over one unit as half, a
+    difference for a sum in the no-class guard, the resampled corrections left above 1, an
+    interval refused when exactly half the resamples are usable, and numpy's division
+    warnings let out (a resample with no skill divides by zero)."""
+    draws = np.ones((1, 1))
+    one_positive = np.array([[1, 0, 9, 1]], dtype=float)  # sensitivity 1/1, specificity 0.9
+    assert est.rogan_gladen_interval(0.3, one_positive, draws)[0] == pytest.approx(
+        (0.3 + 0.9 - 1) / 0.9
+    )
+    one_negative = np.array([[8, 2, 1, 0]], dtype=float)  # sensitivity 0.8, specificity 1/1
+    assert est.rogan_gladen_interval(0.3, one_negative, draws)[0] == pytest.approx(0.3 / 0.8)
+    as_many_missed = np.array([[2, 2, 9, 1]], dtype=float)  # tp == fn: still a correction
+    assert est.rogan_gladen_interval(0.3, as_many_missed, draws)[0] == pytest.approx(0.2 / 0.4)
+    as_many_flagged = np.array([[9, 1, 2, 2]], dtype=float)  # tn == fp
+    assert est.rogan_gladen_interval(0.6, as_many_flagged, draws)[0] == pytest.approx(
+        (0.6 + 0.5 - 1) / 0.4
+    )
+    # The judge flags far more than its sensitivity explains: every correction is clipped to 1.
+    point, low, high = est.rogan_gladen_interval(0.95, np.array([[6, 4, 9, 1]], float), draws)
+    assert (point, low, high) == (1.0, 1.0, 1.0)
+    # Half the resamples draw the unskilled group alone (youden 0: a division by zero, and
+    # 0/0 at observed 0.5): the other half still give an interval, without a numpy warning.
+    groups = np.array([[5, 0, 5, 0], [1, 1, 1, 1]], dtype=float)
+    draws = np.array([[0, 2]] * 5 + [[2, 0]] * 5, dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for observed in (0.2, 0.5):
+            point, low, high = est.rogan_gladen_interval(observed, groups, draws)
+            assert (low, high) == (pytest.approx(observed), pytest.approx(observed))
 
 
 def test_ppi_unit_variance_is_the_variance_of_gold_minus_judge_on_a_population():

@@ -168,11 +168,9 @@ def rogan_gladen_interval(
     """Rogan-Gladen at the population's judge rate, with a percentile interval from resampling
     the calibration pairs (cells: groups x [tp, fn, tn, fp]; draws: resamples x groups)."""
     tp, fn, tn, fp = cells.sum(axis=0)
-    point = (
-        rogan_gladen(observed, tp / max(tp + fn, 1), tn / max(tn + fp, 1))
-        if tp + fn and tn + fp
-        else None
-    )
+    # With no unsupported (or no supported) gold unit the sensitivity (specificity) is 0 and
+    # rogan_gladen finds no skill: None, as it must be.
+    point = rogan_gladen(observed, tp / max(tp + fn, 1), tn / max(tn + fp, 1))
     if point is None:
         return None, math.nan, math.nan
     sums = draws @ cells
