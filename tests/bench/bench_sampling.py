@@ -8,6 +8,7 @@ sampling, not import. Sized by ANNOTATE_BENCH_LARGE (default 1,000,000).
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import time
@@ -21,19 +22,29 @@ from tests.bench.figures import bench_size, show
 DEFAULT_SIZE = 1_000_000
 SAMPLE = 400
 REPEATS = 5
+CACHE_VERSION = 2  # bump when fill_store changes
 
 
 def fill_store(db: Path, count: int):
-    """10 features x 6 risk categories = 60 strata of uneven size, 10% with a judge verdict."""
+    """Traces shaped like an import: random ids in file order, 60 strata of skewed sizes
+    (10 features of Zipf-like sizes x 6 risk categories, 60/25/4/4/4/3%), timestamps,
+    models, request/response text and attributes; a judge verdict on 10% of them."""
     store = open_store(db)
     store.execute(
         "INSERT INTO imports (id, kind, path, format, started_at) VALUES (1, 'traces', 'bench', 'sql', now())"
     )
     store.execute(
-        "INSERT INTO traces SELECT 'tr-' || lpad(i::VARCHAR, 8, '0'), 1, i, '', "
-        "TIMESTAMP '2026-01-01' + to_seconds(i), 'feature_' || (hash(i) % 10)::VARCHAR, "
-        "'risk_' || (CASE WHEN hash(i + 7) % 100 < 60 THEN 0 WHEN hash(i + 7) % 100 < 85 THEN 1 ELSE hash(i + 7) % 4 + 2 END)::VARCHAR, "
-        "'m-' || (i % 3)::VARCHAR, 'q', 'r', TRUE, '{}' FROM range(?) t(i)",
+        "INSERT INTO traces SELECT 'tr-' || substr(md5(i::VARCHAR), 1, 8) || '-' "
+        "|| substr(md5(i::VARCHAR), 9, 12), 1, i, md5(i::VARCHAR || 'content'), "
+        "TIMESTAMP '2026-01-01' + to_seconds(i), "
+        "'feature_' || (CASE WHEN f < 30 THEN 0 WHEN f < 50 THEN 1 WHEN f < 63 THEN 2 "
+        "WHEN f < 73 THEN 3 WHEN f < 81 THEN 4 WHEN f < 87 THEN 5 WHEN f < 92 THEN 6 "
+        "WHEN f < 96 THEN 7 WHEN f < 98 THEN 8 ELSE 9 END)::VARCHAR, "
+        "'risk_' || (CASE WHEN r < 60 THEN 0 WHEN r < 85 THEN 1 ELSE r % 4 + 2 END)::VARCHAR, "
+        "'m-' || (i % 3)::VARCHAR, 'question ' || i::VARCHAR, "
+        "'The answer to question ' || i::VARCHAR || ' is in the context.', TRUE, "
+        "'{\"chunking\": \"' || (i % 4)::VARCHAR || '\"}' "
+        "FROM (SELECT i, hash(i) % 100 AS f, hash(i + 7) % 100 AS r FROM range(?) t(i))",
         [count],
     )
     store.execute(
@@ -42,7 +53,22 @@ def fill_store(db: Path, count: int):
         "CASE WHEN hash(trace_id) % 10 = 0 THEN 'unsupported' ELSE 'supported' END, NULL, NULL, 'import', 1 "
         "FROM traces WHERE source_line % 10 = 0"
     )
+    store.execute("CHECKPOINT")
     return store
+
+
+def cached_store(work: Path, count: int):
+    """A copy of the store for `count` traces, built once and kept in the temporary directory
+    (keyed on size and on this builder's version): rebuilding 1M traces takes a while."""
+    cache = Path(tempfile.gettempdir()) / f"annotate-bench-sampling-{CACHE_VERSION}-{count}.duckdb"
+    if not cache.exists():
+        building = cache.with_suffix(".building")
+        building.unlink(missing_ok=True)
+        fill_store(building, count).close()
+        building.replace(cache)
+    copy = work / "sampling.duckdb"
+    shutil.copyfile(cache, copy)
+    return open_store(copy)
 
 
 def time_ours(store, count: int) -> tuple[float, float, int]:
@@ -83,8 +109,8 @@ def run() -> None:
     count = bench_size("ANNOTATE_BENCH_LARGE", DEFAULT_SIZE)
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         started = time.perf_counter()
-        store = fill_store(Path(tmp) / "sampling.duckdb", count)
-        show(f"store with {count:,} traces written in {time.perf_counter() - started:.1f} s")
+        store = cached_store(Path(tmp), count)
+        show(f"store with {count:,} traces ready in {time.perf_counter() - started:.1f} s")
         plan, draw, strata = time_ours(store, count)
         load, pandas = time_pandas(store, count)
         store.close()
