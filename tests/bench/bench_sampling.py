@@ -78,8 +78,12 @@ def cached_store(work: Path, count: int):
     cache = Path(tempfile.gettempdir()) / f"annotate-bench-sampling-{CACHE_VERSION}-{count}.duckdb"
     if not cache.exists():
         building = cache.with_name(f"{cache.name}.{os.getpid()}.building")
-        fill_store(building, count).close()
-        building.replace(cache)
+        try:
+            fill_store(building, count).close()
+            building.replace(cache)
+        finally:
+            for leftover in building.parent.glob(building.name + "*"):
+                leftover.unlink()  # a failed build, and DuckDB's WAL beside it
     shutil.copyfile(cache, copy)
     return open_store(copy)
 
