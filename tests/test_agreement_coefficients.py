@@ -227,3 +227,52 @@ def test_conger_on_a_batch_of_resamples_is_conger_on_each():
     for draw, got in zip(draws, batched, strict=True):
         resampled = [row for row, times in zip(table, draw, strict=True) for _ in range(int(times))]
         assert got == pytest.approx(conger_measure(resampled).point().value)
+
+
+def test_pair_measure_on_resamples_is_scikit_learns_kappa_or_undefined_when_a_rater_is_constant():
+    """Catches the resampled kappa's mask loosened or its axes swapped (mutation run): on every
+    resample Cohen's kappa equals scikit-learn's on the resampled pairs, and is undefined (NaN,
+    where scikit-learn says 0) when either rater used one category in that resample; Scott's pi
+    is defined there (statsmodels' Fleiss kappa of the two). Either rater alone constant is
+    drawn on purpose."""
+    from sklearn.metrics import cohen_kappa_score
+
+    a = ["x"] * 8 + ["y", "y"]  # rater a varies only on units 8 and 9
+    b = ["x", "y"] * 3 + ["x", "x", "x", "y"]  # rater b varies on the first six
+    cohen, scott = pair_measure(a, b, "cohen"), pair_measure(a, b, "scott")
+    rng = np.random.default_rng(7)
+    only_a_constant = np.r_[np.ones(6) * 2, np.zeros(4)]  # units 0-5 twice: a says x only
+    only_b_constant = np.r_[2, np.zeros(7), 2, 0]  # units 0 and 8: a says x, y; b x only
+    b_constant = np.r_[np.zeros(6), 2, 2, 0, 0]  # units 6-7: both raters x only
+    draws = np.vstack(
+        [only_a_constant, only_b_constant, b_constant, rng.multinomial(10, np.full(10, 0.1), 40)]
+    ).astype(float)
+    got_cohen = cohen.value(draws @ cohen.features)
+    got_scott = scott.value(draws @ scott.features)
+    for draw, kappa, pi in zip(draws, got_cohen, got_scott, strict=True):
+        ra = [x for x, times in zip(a, draw, strict=True) for _ in range(int(times))]
+        rb = [y for y, times in zip(b, draw, strict=True) for _ in range(int(times))]
+        if len(set(ra)) < 2 or len(set(rb)) < 2:
+            assert np.isnan(kappa), (draw, kappa)
+        else:
+            assert kappa == pytest.approx(cohen_kappa_score(ra, rb))
+        if len(set(ra) | set(rb)) > 1:
+            pairs = [[x, y] for x, y in zip(ra, rb, strict=True)]
+            assert pi == pytest.approx(statsmodels_fleiss(pairs))  # Scott's pi, by statsmodels
+    assert np.isnan(got_cohen[:3]).all()
+    assert not np.isnan(got_scott[0])
+
+
+def test_pair_measures_say_why_they_are_undefined():
+    """Catches the reasons of Cohen's kappa and Scott's pi lost or naming another statistic."""
+    none_shared = pair_measure(["x", None], [None, "y"], "cohen").point()
+    assert none_shared.value is None and none_shared.reason == "the two raters share no units"
+    assert pair_measure(["x", "x"], ["x", "x"], "cohen").point().reason == (
+        "only one category was used: kappa is undefined"
+    )
+    assert pair_measure(["x", "x"], ["x", "x"], "scott").point().reason == (
+        "only one category was used: Scott's pi is undefined"
+    )
+    constant = pair_measure(["x", "x", "x"], ["x", "y", "x"]).point()  # Cohen's, by default
+    assert constant.reason == "one rater used one category only: kappa is undefined"
+    assert pair_measure(["x", "x", "x"], ["x", "y", "x"], "scott").point().reason is None
