@@ -535,3 +535,163 @@ def test_claim_gold_keeps_error_types_and_says_where_each_gold_came_from():
         ("t1", 4): (SUPPORTED, None, "unanimous"),
         ("t1", 5): (UNSUPPORTED, None, "unanimous"),
     }
+
+
+# -- the bootstrap interval's machinery (survivors of the mutation run) --------------------------
+
+
+def _ratio_measure(features, method=None):
+    from annotate.stats.intervals import Measure, ratio
+
+    def value(s):
+        return ratio(s[..., 0], s[..., 1])
+
+    return Measure(np.asarray(features, float), value, len(features), method=method, floor=0.0)
+
+
+def _interval_by_hand(features, groups, draws, level=0.95):
+    """Efron & Tibshirani (1993, 14.3) BCa over resampled groups of units (each group's units
+    move together), then the few-groups widening sqrt(G / (G - 1)) t(G - 1) / z, G = groups -
+    strata + 1: transcribed from the book, with scipy's normal and t."""
+    import math
+
+    from scipy.stats import norm, t
+
+    names = list(dict.fromkeys(groups))
+    sums = np.array([[f for f, g in zip(features, groups, strict=True) if g == name] for name in
+                     names], dtype=object)  # fmt: skip
+    group_sums = np.array([np.sum(np.array(s, float), axis=0) for s in sums])
+    total = group_sums.sum(axis=0)
+    theta = total[0] / total[1]
+    resampled = draws @ group_sums
+    values = resampled[:, 0] / resampled[:, 1]
+    jack = (total[0] - group_sums[:, 0]) / (total[1] - group_sums[:, 1])
+    tied = np.isclose(values, theta, rtol=0, atol=1e-12)  # a resample equal to it: half below
+    z0 = norm.ppf(np.mean(values < theta) - np.mean(tied & (values < theta)) + np.mean(tied) / 2)
+    d = jack.mean() - jack
+    a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
+    tail = (1 - level) / 2
+    levels = [
+        norm.cdf(z0 + (z0 + norm.ppf(q)) / (1 - a * (z0 + norm.ppf(q)))) for q in (tail, 1 - tail)
+    ]
+    low, high = np.quantile(values, levels)
+    freedom = len(names) - 1
+    factor = math.sqrt((freedom + 1) / freedom) * t.ppf(1 - tail, freedom) / norm.ppf(1 - tail)
+    return (
+        theta,
+        max(0.0, theta - factor * (theta - low)),
+        min(1.0, theta + factor * (high - theta)),
+    )
+
+
+def test_the_bootstrap_interval_is_bca_over_groups_widened_for_few_groups():
+    """Catches the jackknife taken with a group added instead of left out, the group sums
+    misread, the widening or its floor and cap changed, and the default resamples and seed
+    (1,000, seed 0) changed: the interval equals BCa transcribed from Efron & Tibshirani (the
+    draw that repeats every group once gives the estimate itself: a tie, counted half)."""
+    from annotate.stats.intervals import interval, resample_weights
+
+    rng = np.random.default_rng(12)
+    groups = [f"t{k}" for k in range(12) for _ in range(1 + k % 3)]  # 1-3 units a group
+    # continuous numerators: no resample ties the estimate (ties are counted half below)
+    features = np.column_stack([rng.uniform(0, 1, len(groups)), np.ones(len(groups))])
+    measure = _ratio_measure(features, method="over 24 claims")
+    stat = interval(measure, groups)
+    assert stat == interval(measure, groups, 1000, 0)
+    assert stat.method == "over 24 claims; BCa bootstrap over 12 groups, 1000 resamples, seed 0"
+    draws = resample_weights(groups, 1000, 0)[0]
+    theta, low, high = _interval_by_hand(features, groups, draws)
+    assert (stat.value, stat.low, stat.high) == pytest.approx((theta, low, high), rel=1e-9)
+    assert stat.units == len(groups)
+
+
+def test_an_interval_refused_keeps_the_point_its_units_and_method_and_says_why():
+    """Catches the reasons lost, the point, units or method dropped when there is no interval,
+    and exactly half the resamples defining the statistic refused (the rule is: fewer than
+    half)."""
+    from annotate.stats.intervals import interval
+
+    features = [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.0]]  # only unit 0 has a denominator
+    measure = _ratio_measure(features, method="over 4 claims")
+    half = np.array(  # 6 resamples of 4 groups; 3 draw unit 0, the only denominator
+        [[1, 1, 1, 1], [2, 0, 1, 1], [1, 2, 1, 0], [0, 2, 1, 1], [0, 1, 2, 1], [0, 1, 1, 2]],
+        dtype=float,
+    )
+    member = np.arange(4)
+    stat = interval(measure, [], weights=(half, member, 1))
+    assert stat.reason is None and stat.low is not None  # 3 of 6 resamples define it
+    fewer = half.copy()
+    fewer[1, 0] = 0
+    stat = interval(measure, [], weights=(fewer, member, 1))
+    assert (stat.value, stat.units, stat.low, stat.high) == (1.0, 4, None, None)
+    assert stat.reason == "too few resamples defined the statistic for an interval"
+    assert stat.method == "over 4 claims"
+    alone = interval(measure, ["a", "b", "c", "d"], weights=(half, member, 4))
+    assert (alone.value, alone.units, alone.method) == (1.0, 4, "over 4 claims")
+    assert alone.reason == "one group per stratum: nothing to resample for an interval"
+
+
+def test_bca_levels_at_their_edges():
+    """Catches the tie tolerance, the clamp of the bias correction when every resample is above
+    (or below) the estimate, an acceleration invented where the jackknife does not vary, and
+    the fallback to the plain level where the acceleration would turn the level around."""
+    import warnings
+    from statistics import NormalDist
+
+    from annotate.stats.intervals import _bca_levels
+
+    normal = NormalDist()
+    jack = np.array([0.2, 0.3, 0.4])  # symmetric: no acceleration
+    above = np.full(99, 0.5 + 1.5e-9)  # 1.5e-9 above 0.5: above it, not a tie
+    z0 = normal.inv_cdf(1 / 100)
+    want = tuple(normal.cdf(2 * z0 + normal.inv_cdf(q)) for q in (0.025, 0.975))
+    assert _bca_levels(above, 0.5, jack, 0.95) == pytest.approx(want)
+    below = np.full(99, 0.4)
+    z0 = normal.inv_cdf(99 / 100)
+    want = tuple(normal.cdf(2 * z0 + normal.inv_cdf(q)) for q in (0.025, 0.975))
+    assert _bca_levels(below, 0.5, jack, 0.95) == pytest.approx(want)
+    ties = np.full(99, 0.5 + 5e-10)  # rounding: ties, half counted below, no bias correction
+    assert _bca_levels(ties, 0.5, jack, 0.95) == pytest.approx((0.025, 0.975))
+    for flat in (np.full(3, 0.3), np.full(3, np.nan)):  # no acceleration, no numpy warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert _bca_levels(ties, 0.5, flat, 0.95) == pytest.approx((0.025, 0.975))
+    # One jackknife value far above the rest: acceleration near -1/6; with every one of 100,000
+    # resamples above the estimate the lower level's a * z passes 1, so it stays the plain 2.5%.
+    skewed = np.r_[np.zeros(200), 50.0]
+    levels = _bca_levels(np.full(100_000, 0.9), 0.5, skewed, 0.95)
+    assert levels[0] == pytest.approx(0.025)
+    d = skewed.mean() - skewed
+    a = (d**3).sum() / (6 * (d**2).sum() ** 1.5)
+    z0 = normal.inv_cdf(1 / 100_001)
+    z = z0 + normal.inv_cdf(0.975)
+    assert levels[1] == pytest.approx(normal.cdf(z0 + z / (1 - a * z)))
+
+
+def test_single_group_strata_are_pooled_and_shared_resamples_are_read_only():
+    """Catches a lone group kept as a stratum of its own (it could never vary), lone groups
+    pooled wrongly, the few-groups widening at one degree of freedom, and the shared resamples
+    of a report not shared or left writable."""
+    import math
+
+    from scipy.stats import norm, t
+
+    from annotate.stats.intervals import few_groups_factor, resample_weights, shared_resamples
+
+    draws, member, strata = resample_weights(["a", "b", "c"], 200, 1, ["A", "A", "B"])
+    assert strata == 1 and member.tolist() == [0, 1, 2]
+    assert (draws.sum(axis=1) == 3).all() and draws[:, 2].std() > 0  # c drawn with a and b
+    draws, _, strata = resample_weights(list("abcd"), 200, 1, ["A", "A", "B", "C"])
+    assert strata == 2
+    assert (draws[:, :2].sum(axis=1) == 2).all() and (draws[:, 2:].sum(axis=1) == 2).all()
+    draws, _, strata = resample_weights(list("ab"), 200, 1, ["A", "B"])  # all alone: one
+    assert strata == 1 and (draws.sum(axis=1) == 2).all()
+    with shared_resamples():
+        first = resample_weights(list("abcd"), 50, 3)[0]
+        assert resample_weights(list("wxyz"), 50, 3)[0] is first
+        with pytest.raises(ValueError):
+            first[0, 0] = 9
+    assert few_groups_factor(0, 0.95) == 1.0
+    assert few_groups_factor(1, 0.95) == pytest.approx(
+        math.sqrt(2) * t.ppf(0.975, 1) / norm.ppf(0.975)
+    )
