@@ -5,11 +5,15 @@ Pure: no I/O, no store. Every reader yields Records; `parse_record` checks each 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from annotate.traces.limits import (
+    INT32_MAX,
+    MAX_NAME_CHARS,
+    MAX_TEXT_CHARS,
     check_finite,
     check_int32,
     check_json_value,
@@ -65,7 +69,7 @@ def parse_record(record: Record) -> Trace | list[RowError]:
 
 def _parse_record(record: Record) -> Trace | list[RowError]:
     data = record.data
-    if not isinstance(data, Mapping):
+    if not _is_mapping(data):
         return [
             RowError(
                 record.line,
@@ -102,10 +106,28 @@ def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> di
         if key not in KNOWN_FIELDS:
             merged[key] = value
     for key, value in merged.items():
+        if _plain_attribute(key, value):
+            continue
         name = key if key in data and key not in KNOWN_FIELDS else f"attributes.{key}"
         _limited(name, check_name, str(key))
         _limited(name, check_json_value, value)
     return merged
+
+
+def _plain_attribute(key: Any, value: Any) -> bool:
+    """An ASCII name with a scalar value check_name and check_json_value certainly accept."""
+    if type(key) is not str or len(key) > MAX_NAME_CHARS or not key.isascii() or "\x00" in key:
+        return False
+    kind = type(value)
+    if value is None or kind is bool:
+        return True
+    if kind is int:
+        return -(2**63) < value < 2**63
+    if kind is str:
+        return len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value
+    if kind is float:
+        return math.isfinite(value)
+    return False
 
 
 def _checked_claims(
@@ -124,6 +146,11 @@ def _limited(name: str, check: Any, value: Any) -> Any:
         return check(value)
     except ValueError as exc:
         raise _Invalid(name, str(exc)) from None
+
+
+def _is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), with the common case (a dict) first: the ABC check is slow."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _required_text(name: str) -> Any:
@@ -198,18 +225,29 @@ def _parse_context(value: Any, present: bool) -> tuple[ContextItem, ...]:
 
 
 def _parse_context_item(item: Any, index: int) -> ContextItem:
-    if isinstance(item, str):
-        return ContextItem(_limited(f"context[{index}]", check_text, item))
-    if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+    if type(item) is str:
+        try:
+            return ContextItem(check_text(item))
+        except ValueError as exc:
+            raise _Invalid(f"context[{index}]", str(exc)) from None
+    if _is_mapping(item) and isinstance(item.get("text"), str):
         source = item.get("source")
         if source is not None and not isinstance(source, str):
             raise _Invalid(
                 f"context[{index}].source", f"must be a string, got {describe_type(source)}"
             )
         if source is not None:
-            _limited(f"context[{index}].source", check_name, source)
-        return ContextItem(_limited(f"context[{index}].text", check_text, item["text"]), source)
-    got = "an object without a text string" if isinstance(item, Mapping) else describe_type(item)
+            try:
+                check_name(source)
+            except ValueError as exc:
+                raise _Invalid(f"context[{index}].source", str(exc)) from None
+        try:
+            return ContextItem(check_text(item["text"]), source)
+        except ValueError as exc:
+            raise _Invalid(f"context[{index}].text", str(exc)) from None
+    if isinstance(item, str):
+        return ContextItem(_limited(f"context[{index}]", check_text, item))
+    got = "an object without a text string" if _is_mapping(item) else describe_type(item)
     raise _Invalid(f"context[{index}]", f"{_CONTEXT_SHAPE}, got {got}")
 
 
@@ -224,10 +262,21 @@ def _parse_claims(value: Any, present: bool) -> tuple[Claim, ...]:
 
 
 def _parse_claim(item: Any, index: int) -> Claim:
+    """A claim object with both offsets in order is taken at once; anything else (and any
+    value a check refuses) goes through every check in order, which names the problem."""
+    if type(item) is dict:
+        text, start, end = item.get("text"), item.get("start"), item.get("end")
+        if type(text) is str and type(start) is int and type(end) is int:
+            if 0 <= start <= end <= INT32_MAX and _passes(check_text, text):
+                return Claim(text, start, end)
+    return _parse_claim_checked(item, index)
+
+
+def _parse_claim_checked(item: Any, index: int) -> Claim:
     name = f"claims[{index}]"
     if isinstance(item, str):
         return Claim(_limited(name, check_text, item))
-    if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+    if not _is_mapping(item) or not isinstance(item.get("text"), str):
         raise _Invalid(
             name, f"must be a string or a {{text, start, end}} object, got {describe_type(item)}"
         )
@@ -250,7 +299,7 @@ def _parse_claim(item: Any, index: int) -> Claim:
 def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
     if value is None:
         return ()
-    if isinstance(value, Mapping):
+    if _is_mapping(value):
         value = [value]
     if not isinstance(value, list | tuple):
         raise _Invalid("judge", f"must be a list of verdict objects, got {describe_type(value)}")
@@ -258,8 +307,59 @@ def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
 
 
 def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
+    """A verdict with the usual shape is taken at once; anything else (and any value a check
+    refuses) goes through every check in order, which names the first problem."""
+    if type(item) is dict:
+        verdict = _plain_verdict(item)
+        if verdict is not None:
+            return verdict
+    return _parse_verdict_checked(item, index)
+
+
+def _plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
+    label, level, claim = item.get("label"), item.get("level"), item.get("claim")
+    if type(label) is not str or not label or not _passes(check_name, label):
+        return None
+    if level == "claim":
+        if type(claim) is not int or not 0 <= claim <= INT32_MAX:
+            return None
+    elif level == "response":
+        claim = None
+    else:
+        return None
+    score = item.get("score")
+    if score is not None:
+        if type(score) is not float and type(score) is not int:
+            return None
+        try:
+            score = check_finite(score)
+        except ValueError:
+            return None
+    judge = item.get("judge")
+    if judge is not None and type(judge) is not str:
+        return None
+    judge = judge or "imported"
+    explanation = item.get("explanation")
+    if explanation is not None and (
+        type(explanation) is not str or not _passes(check_text, explanation)
+    ):
+        return None
+    if not _passes(check_name, judge):
+        return None
+    return JudgeVerdict(judge, level, label, claim, score, explanation)
+
+
+def _passes(check: Any, value: str) -> bool:
+    try:
+        check(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
     name = f"judge[{index}]"
-    if not isinstance(item, Mapping):
+    if not _is_mapping(item):
         raise _Invalid(
             name, f"must be an object with judge, level and label, got {describe_type(item)}"
         )
@@ -311,7 +411,7 @@ def _judge_name(value: Any) -> str:
 def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
+    if not _is_mapping(value):
         raise _Invalid(
             "attributes", f"must be an object of name: value, got {describe_type(value)}"
         )
