@@ -266,9 +266,9 @@ def _parse_claim(item: Any, index: int) -> Claim:
     value a check refuses) goes through every check in order, which names the problem."""
     if type(item) is dict:
         text, start, end = item.get("text"), item.get("start"), item.get("end")
-        if type(text) is str and type(start) is int and type(end) is int:
-            if 0 <= start <= end <= INT32_MAX and _passes(check_text, text):
-                return Claim(text, start, end)
+        plain = type(text) is str and type(start) is int and type(end) is int
+        if plain and 0 <= start <= end <= INT32_MAX and _passes(check_text, text):
+            return Claim(text, start, end)
     return _parse_claim_checked(item, index)
 
 
