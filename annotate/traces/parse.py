@@ -267,7 +267,7 @@ def _parse_claim(item: Any, index: int) -> Claim:
     if type(item) is dict:
         text, start, end = item.get("text"), item.get("start"), item.get("end")
         plain = type(text) is str and type(start) is int and type(end) is int
-        if plain and 0 <= start <= end <= INT32_MAX and _passes(check_text, text):
+        if plain and 0 <= start <= end <= INT32_MAX and _plain_text(text):
             return Claim(text, start, end)
     return _parse_claim_checked(item, index)
 
@@ -318,7 +318,7 @@ def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
 
 def _plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
     label, level, claim = item.get("label"), item.get("level"), item.get("claim")
-    if type(label) is not str or not label or not _passes(check_name, label):
+    if type(label) is not str or not label or not _plain_name(label):
         return None
     if level == "claim":
         if type(claim) is not int or not 0 <= claim <= INT32_MAX:
@@ -341,12 +341,26 @@ def _plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
     judge = judge or "imported"
     explanation = item.get("explanation")
     if explanation is not None and (
-        type(explanation) is not str or not _passes(check_text, explanation)
+        type(explanation) is not str or not _plain_text(explanation)
     ):
         return None
-    if not _passes(check_name, judge):
+    if not _plain_name(judge):
         return None
     return JudgeVerdict(judge, level, label, claim, score, explanation)
+
+
+def _plain_name(value: str) -> bool:
+    """check_name(value) passes: inline for ASCII text (no surrogates), else the check itself."""
+    if len(value) <= MAX_NAME_CHARS and value.isascii() and "\x00" not in value:
+        return True
+    return _passes(check_name, value)
+
+
+def _plain_text(value: str) -> bool:
+    """check_text(value) passes: inline for ASCII text (no surrogates), else the check itself."""
+    if len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value:
+        return True
+    return _passes(check_text, value)
 
 
 def _passes(check: Any, value: str) -> bool:
