@@ -340,9 +340,7 @@ def _plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
         return None
     judge = judge or "imported"
     explanation = item.get("explanation")
-    if explanation is not None and (
-        type(explanation) is not str or not _plain_text(explanation)
-    ):
+    if explanation is not None and (type(explanation) is not str or not _plain_text(explanation)):
         return None
     if not _plain_name(judge):
         return None
