@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from annotate.ingest.importer import import_traces
 from annotate.store import open_store
-from annotate.traces import parse
+from annotate.traces import parse, plain
 from tests.bench.synthetic import generate_rows
 
 TABLES = {
@@ -33,9 +33,9 @@ TABLES = {
 
 def full_checks_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference: every row through every check, as before the fast checks existed."""
-    monkeypatch.setattr(parse, "_plain_verdict", lambda item: None)
-    monkeypatch.setattr(parse, "_plain_attribute", lambda key, value: False)
-    monkeypatch.setattr(parse, "_parse_claim", parse._parse_claim_checked)
+    monkeypatch.setattr(plain, "plain_verdict", lambda item: None)
+    monkeypatch.setattr(plain, "plain_attribute", lambda key, value: False)
+    monkeypatch.setattr(plain, "plain_claim", lambda item: None)
 
 
 def odd_rows() -> list[dict[str, Any]]:
@@ -198,7 +198,7 @@ def test_a_claim_is_the_same_through_the_fast_check(item, index):
 @settings(max_examples=400, deadline=None)
 @given(text, values)
 def test_an_attribute_the_fast_check_takes_passes_the_full_checks(key, value):
-    if parse._plain_attribute(key, value):
+    if plain.plain_attribute(key, value):
         parse.check_name(str(key))
         parse.check_json_value(value)
         assert not isinstance(value, float) or math.isfinite(value)

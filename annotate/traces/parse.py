@@ -5,15 +5,12 @@ Pure: no I/O, no store. Every reader yields Records; `parse_record` checks each 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from annotate.traces import plain
 from annotate.traces.limits import (
-    INT32_MAX,
-    MAX_NAME_CHARS,
-    MAX_TEXT_CHARS,
     check_finite,
     check_int32,
     check_json_value,
@@ -106,28 +103,12 @@ def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> di
         if key not in KNOWN_FIELDS:
             merged[key] = value
     for key, value in merged.items():
-        if _plain_attribute(key, value):
+        if plain.plain_attribute(key, value):
             continue
         name = key if key in data and key not in KNOWN_FIELDS else f"attributes.{key}"
         _limited(name, check_name, str(key))
         _limited(name, check_json_value, value)
     return merged
-
-
-def _plain_attribute(key: Any, value: Any) -> bool:
-    """An ASCII name with a scalar value check_name and check_json_value certainly accept."""
-    if type(key) is not str or len(key) > MAX_NAME_CHARS or not key.isascii() or "\x00" in key:
-        return False
-    kind = type(value)
-    if value is None or kind is bool:
-        return True
-    if kind is int:
-        return -(2**63) < value < 2**63
-    if kind is str:
-        return len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value
-    if kind is float:
-        return math.isfinite(value)
-    return False
 
 
 def _checked_claims(
@@ -265,10 +246,9 @@ def _parse_claim(item: Any, index: int) -> Claim:
     """A claim object with both offsets in order is taken at once; anything else (and any
     value a check refuses) goes through every check in order, which names the problem."""
     if type(item) is dict:
-        text, start, end = item.get("text"), item.get("start"), item.get("end")
-        plain = type(text) is str and type(start) is int and type(end) is int
-        if plain and 0 <= start <= end <= INT32_MAX and _plain_text(text):
-            return Claim(text, start, end)
+        claim = plain.plain_claim(item)
+        if claim is not None:
+            return claim
     return _parse_claim_checked(item, index)
 
 
@@ -310,63 +290,10 @@ def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
     """A verdict with the usual shape is taken at once; anything else (and any value a check
     refuses) goes through every check in order, which names the first problem."""
     if type(item) is dict:
-        verdict = _plain_verdict(item)
+        verdict = plain.plain_verdict(item)
         if verdict is not None:
             return verdict
     return _parse_verdict_checked(item, index)
-
-
-def _plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
-    label, level, claim = item.get("label"), item.get("level"), item.get("claim")
-    if type(label) is not str or not label or not _plain_name(label):
-        return None
-    if level == "claim":
-        if type(claim) is not int or not 0 <= claim <= INT32_MAX:
-            return None
-    elif level == "response":
-        claim = None
-    else:
-        return None
-    score = item.get("score")
-    if score is not None:
-        if type(score) is not float and type(score) is not int:
-            return None
-        try:
-            score = check_finite(score)
-        except ValueError:
-            return None
-    judge = item.get("judge")
-    if judge is not None and type(judge) is not str:
-        return None
-    judge = judge or "imported"
-    explanation = item.get("explanation")
-    if explanation is not None and (type(explanation) is not str or not _plain_text(explanation)):
-        return None
-    if not _plain_name(judge):
-        return None
-    return JudgeVerdict(judge, level, label, claim, score, explanation)
-
-
-def _plain_name(value: str) -> bool:
-    """check_name(value) passes: inline for ASCII text (no surrogates), else the check itself."""
-    if len(value) <= MAX_NAME_CHARS and value.isascii() and "\x00" not in value:
-        return True
-    return _passes(check_name, value)
-
-
-def _plain_text(value: str) -> bool:
-    """check_text(value) passes: inline for ASCII text (no surrogates), else the check itself."""
-    if len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value:
-        return True
-    return _passes(check_text, value)
-
-
-def _passes(check: Any, value: str) -> bool:
-    try:
-        check(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
