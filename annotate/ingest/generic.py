@@ -62,9 +62,19 @@ def json_problem(text: str) -> str:
     return "not accepted by the strict parser"
 
 
+_UNREAD = object()
+
+
 def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
     """One JSON value a line; blank lines are skipped, every bad line is reported."""
     for number, raw in enumerate(fh, start=1):
+        try:  # the usual line: orjson checks UTF-8 itself and refuses NUL bytes and blanks
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            data = _UNREAD  # the checks below name what is wrong with the line
+        if data is not _UNREAD:
+            yield Record(number, data)
+            continue
         text = decode_line(raw, number)
         if isinstance(text, RowError):
             yield text

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from annotate.store import Store
@@ -82,49 +84,106 @@ def stored_hashes(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str
 
 
 def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None:
-    """Insert validated traces and their contexts, claims and judge verdicts in bulk."""
+    """Insert validated traces and their contexts, claims and judge verdicts in bulk.
+
+    Built column by column (attribute getters over flat lists, ids repeated by Arrow): the
+    Python side of an insert is a few C-level passes per column, not a tuple per row."""
     if not traces:
         return
     store.insert_arrow("traces", TRACE_COLUMNS, _trace_table(import_id, traces))
-    contexts = [(t.trace_id, i, c.source, c.text) for t in traces for i, c in enumerate(t.contexts)]
-    _insert_rows(store, "contexts", ("trace_id", "position", "source", "text"), contexts)
-    claims = [
-        (t.trace_id, i, c.text, c.start, c.end, "provided")
-        for t in traces
-        for i, c in enumerate(t.claims)
-    ]
-    _insert_rows(
-        store,
-        "claims",
-        ("trace_id", "claim_index", "text", "start_offset", "end_offset", "origin"),
-        claims,
-    )
-    insert_verdicts(store, import_id, [(t.trace_id, v) for t in traces for v in t.judge])
+    ids = pa.array([t.trace_id for t in traces], pa.string())
+    contexts = [t.contexts for t in traces]
+    items = [c for group in contexts for c in group]
+    if items:
+        store.insert_arrow(
+            "contexts",
+            ("trace_id", "position", "source", "text"),
+            pa.table(
+                {
+                    **_owners(ids, contexts, "position"),
+                    "source": pa.array(list(map(_SOURCE, items)), pa.string()),
+                    "text": pa.array(list(map(_TEXT, items)), pa.string()),
+                }
+            ),
+        )
+    claims = [t.claims for t in traces]
+    flat = [c for group in claims for c in group]
+    if flat:
+        store.insert_arrow(
+            "claims",
+            ("trace_id", "claim_index", "text", "start_offset", "end_offset", "origin"),
+            pa.table(
+                {
+                    **_owners(ids, claims, "claim_index"),
+                    "text": pa.array(list(map(_TEXT, flat)), pa.string()),
+                    "start_offset": pa.array(list(map(_START, flat)), pa.int32()),
+                    "end_offset": pa.array(list(map(_END, flat)), pa.int32()),
+                    "origin": pa.repeat("provided", len(flat)),
+                }
+            ),
+        )
+    judged = [t.judge for t in traces]
+    verdicts = [v for group in judged for v in group]
+    if verdicts:
+        owners = _owners(ids, judged, "position")["trace_id"]
+        store.insert_arrow(
+            "judge_verdicts", _VERDICT_COLUMNS, _verdict_table(import_id, owners, verdicts)
+        )
 
 
 def insert_verdicts(
     store: Store, import_id: int, verdicts: Sequence[tuple[str, JudgeVerdict]]
 ) -> None:
     """Imported judge verdicts, each with the trace it belongs to."""
-    rows = [
-        (trace_id, v.judge, v.level, v.claim, v.label, v.score, v.explanation, "import", import_id)
-        for trace_id, v in verdicts
-    ]
-    _insert_rows(
-        store,
-        "judge_verdicts",
-        (
-            "trace_id",
-            "judge",
-            "level",
-            "claim_index",
-            "label",
-            "score",
-            "explanation",
-            "origin",
-            "import_id",
-        ),
-        rows,
+    if not verdicts:
+        return
+    owners = pa.array([trace_id for trace_id, _ in verdicts], pa.string())
+    table = _verdict_table(import_id, owners, [v for _, v in verdicts])
+    store.insert_arrow("judge_verdicts", _VERDICT_COLUMNS, table)
+
+
+_VERDICT_COLUMNS = (
+    "trace_id",
+    "judge",
+    "level",
+    "claim_index",
+    "label",
+    "score",
+    "explanation",
+    "origin",
+    "import_id",
+)
+_TEXT = attrgetter("text")
+_SOURCE = attrgetter("source")
+_START = attrgetter("start")
+_END = attrgetter("end")
+
+
+def _owners(ids: pa.Array, groups: Sequence[Sequence[Any]], position: str) -> dict[str, Any]:
+    """The owning trace_id of every item of `groups` (one group per trace) and its position."""
+    counts = np.fromiter(map(len, groups), np.int64, len(groups))
+    owner = np.repeat(np.arange(len(groups)), counts)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return {
+        "trace_id": ids.take(pa.array(owner)),
+        position: pa.array(np.arange(len(owner)) - starts, pa.int32()),
+    }
+
+
+def _verdict_table(import_id: int, owners: pa.Array, verdicts: Sequence[JudgeVerdict]) -> pa.Table:
+    count = len(verdicts)
+    return pa.table(
+        {
+            "trace_id": owners,
+            "judge": pa.array([v.judge for v in verdicts], pa.string()),
+            "level": pa.array([v.level for v in verdicts], pa.string()),
+            "claim_index": pa.array([v.claim for v in verdicts], pa.int32()),
+            "label": pa.array([v.label for v in verdicts], pa.string()),
+            "score": pa.array([v.score for v in verdicts], pa.float64()),
+            "explanation": pa.array([v.explanation for v in verdicts], pa.string()),
+            "origin": pa.repeat("import", count),
+            "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), count),
+        }
     )
 
 
@@ -176,28 +235,6 @@ def _trace_table(import_id: int, traces: Sequence[Trace]) -> pa.Table:
             "attributes": [to_json_bytes(t.attributes).decode() for t in traces],
         }
     )
-
-
-_ARROW_TYPES: dict[str, Any] = {
-    "position": pa.int32(),
-    "claim_index": pa.int32(),
-    "start_offset": pa.int32(),
-    "end_offset": pa.int32(),
-    "score": pa.float64(),
-    "import_id": pa.int32(),
-}
-
-
-def _insert_rows(
-    store: Store, table: str, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]
-) -> None:
-    if not rows:
-        return
-    arrays = {
-        name: pa.array([row[i] for row in rows], _ARROW_TYPES.get(name, pa.string()))
-        for i, name in enumerate(columns)
-    }
-    store.insert_arrow(table, columns, pa.table(arrays))
 
 
 def list_imports(store: Store) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from annotate.traces import plain
 from annotate.traces.limits import (
     check_finite,
     check_int32,
@@ -65,7 +66,7 @@ def parse_record(record: Record) -> Trace | list[RowError]:
 
 def _parse_record(record: Record) -> Trace | list[RowError]:
     data = record.data
-    if not isinstance(data, Mapping):
+    if not _is_mapping(data):
         return [
             RowError(
                 record.line,
@@ -102,6 +103,8 @@ def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> di
         if key not in KNOWN_FIELDS:
             merged[key] = value
     for key, value in merged.items():
+        if plain.plain_attribute(key, value):
+            continue
         name = key if key in data and key not in KNOWN_FIELDS else f"attributes.{key}"
         _limited(name, check_name, str(key))
         _limited(name, check_json_value, value)
@@ -124,6 +127,11 @@ def _limited(name: str, check: Any, value: Any) -> Any:
         return check(value)
     except ValueError as exc:
         raise _Invalid(name, str(exc)) from None
+
+
+def _is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), with the common case (a dict) first: the ABC check is slow."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _required_text(name: str) -> Any:
@@ -198,18 +206,29 @@ def _parse_context(value: Any, present: bool) -> tuple[ContextItem, ...]:
 
 
 def _parse_context_item(item: Any, index: int) -> ContextItem:
-    if isinstance(item, str):
-        return ContextItem(_limited(f"context[{index}]", check_text, item))
-    if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+    if type(item) is str:
+        try:
+            return ContextItem(check_text(item))
+        except ValueError as exc:
+            raise _Invalid(f"context[{index}]", str(exc)) from None
+    if _is_mapping(item) and isinstance(item.get("text"), str):
         source = item.get("source")
         if source is not None and not isinstance(source, str):
             raise _Invalid(
                 f"context[{index}].source", f"must be a string, got {describe_type(source)}"
             )
         if source is not None:
-            _limited(f"context[{index}].source", check_name, source)
-        return ContextItem(_limited(f"context[{index}].text", check_text, item["text"]), source)
-    got = "an object without a text string" if isinstance(item, Mapping) else describe_type(item)
+            try:
+                check_name(source)
+            except ValueError as exc:
+                raise _Invalid(f"context[{index}].source", str(exc)) from None
+        try:
+            return ContextItem(check_text(item["text"]), source)
+        except ValueError as exc:
+            raise _Invalid(f"context[{index}].text", str(exc)) from None
+    if isinstance(item, str):
+        return ContextItem(_limited(f"context[{index}]", check_text, item))
+    got = "an object without a text string" if _is_mapping(item) else describe_type(item)
     raise _Invalid(f"context[{index}]", f"{_CONTEXT_SHAPE}, got {got}")
 
 
@@ -224,10 +243,20 @@ def _parse_claims(value: Any, present: bool) -> tuple[Claim, ...]:
 
 
 def _parse_claim(item: Any, index: int) -> Claim:
+    """A claim object with both offsets in order is taken at once; anything else (and any
+    value a check refuses) goes through every check in order, which names the problem."""
+    if type(item) is dict:
+        claim = plain.plain_claim(item)
+        if claim is not None:
+            return claim
+    return _parse_claim_checked(item, index)
+
+
+def _parse_claim_checked(item: Any, index: int) -> Claim:
     name = f"claims[{index}]"
     if isinstance(item, str):
         return Claim(_limited(name, check_text, item))
-    if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+    if not _is_mapping(item) or not isinstance(item.get("text"), str):
         raise _Invalid(
             name, f"must be a string or a {{text, start, end}} object, got {describe_type(item)}"
         )
@@ -250,7 +279,7 @@ def _parse_claim(item: Any, index: int) -> Claim:
 def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
     if value is None:
         return ()
-    if isinstance(value, Mapping):
+    if _is_mapping(value):
         value = [value]
     if not isinstance(value, list | tuple):
         raise _Invalid("judge", f"must be a list of verdict objects, got {describe_type(value)}")
@@ -258,8 +287,18 @@ def _parse_judge(value: Any, present: bool) -> tuple[JudgeVerdict, ...]:
 
 
 def _parse_verdict(item: Any, index: int) -> JudgeVerdict:
+    """A verdict with the usual shape is taken at once; anything else (and any value a check
+    refuses) goes through every check in order, which names the first problem."""
+    if type(item) is dict:
+        verdict = plain.plain_verdict(item)
+        if verdict is not None:
+            return verdict
+    return _parse_verdict_checked(item, index)
+
+
+def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
     name = f"judge[{index}]"
-    if not isinstance(item, Mapping):
+    if not _is_mapping(item):
         raise _Invalid(
             name, f"must be an object with judge, level and label, got {describe_type(item)}"
         )
@@ -311,7 +350,7 @@ def _judge_name(value: Any) -> str:
 def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
+    if not _is_mapping(value):
         raise _Invalid(
             "attributes", f"must be an object of name: value, got {describe_type(value)}"
         )

@@ -1,7 +1,11 @@
 """Throughput of importing a generated JSONL file, against a bare DuckDB read_json of it.
 
-Sized by ANNOTATE_BENCH_SMALL (default 100,000 traces). Each side opens a fresh
-database file, loads the whole file and closes it, so both end with the data on disk.
+Two files: the mixed one (string and object contexts, claims and judge verdicts on some rows),
+sized by ANNOTATE_BENCH_SMALL (default 100,000 traces), and a homogeneous export (every row
+shaped the same, as a production export is), sized by ANNOTATE_BENCH_HOMOGENEOUS (default
+200,000). Each side opens a fresh database file, loads the whole file and closes it, so both
+end with the data on disk. The baseline runs first, so the import also pays for the imports
+(pyarrow's of pandas) the first run in a process makes, as `annotate import` does.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from tests.bench.figures import bench_size, file_size, show
 from tests.bench.synthetic import write_jsonl
 
 DEFAULT_SIZE = 100_000
+DEFAULT_HOMOGENEOUS = 200_000
 
 
 def time_import(path: Path, db: Path) -> float:
@@ -56,19 +61,28 @@ def time_read_json(path: Path, db: Path) -> float:
 
 
 def run() -> None:
-    count = bench_size("ANNOTATE_BENCH_SMALL", DEFAULT_SIZE)
+    measure("mixed", bench_size("ANNOTATE_BENCH_SMALL", DEFAULT_SIZE), homogeneous=False)
+    measure(
+        "homogeneous",
+        bench_size("ANNOTATE_BENCH_HOMOGENEOUS", DEFAULT_HOMOGENEOUS),
+        homogeneous=True,
+    )
+
+
+def measure(kind: str, count: int, homogeneous: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         path = Path(tmp) / "traces.jsonl"
         started = time.perf_counter()
-        size = write_jsonl(path, count)
+        size = write_jsonl(path, count, homogeneous=homogeneous)
         show(
-            f"generated {count:,} traces: {file_size(size)} in {time.perf_counter() - started:.1f} s"
+            f"generated {count:,} {kind} traces: {file_size(size)} "
+            f"in {time.perf_counter() - started:.1f} s"
         )
         bare = time_read_json(path, Path(tmp) / "bare.duckdb")
         ours = time_import(path, Path(tmp) / "store.duckdb")
         parse = time_parse(path)
     show(
-        f"import {count:,} traces: {count / ours:,.0f} traces/s ({ours:.1f} s); "
+        f"import {count:,} {kind} traces: {count / ours:,.0f} traces/s ({ours:.1f} s); "
         f"duckdb read_json: {bare:.1f} s; ratio {ours / bare:.1f}x"
     )
     show(

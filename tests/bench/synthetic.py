@@ -50,11 +50,11 @@ def _text(rng: random.Random, pool: list[str], low: int, high: int) -> str:
     return " ".join(parts)
 
 
-def _contexts(rng: random.Random, pool: list[str]) -> list[Any]:
+def _contexts(rng: random.Random, pool: list[str], homogeneous: bool = False) -> list[Any]:
     items: list[Any] = []
     for index in range(rng.randint(2, 3)):
         text = _text(rng, pool, 300, 800)
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and not homogeneous:
             items.append(text)
         else:
             items.append({"source": f"kb://article/{rng.randint(1, 50_000)}#{index}", "text": text})
@@ -73,7 +73,9 @@ def _claims(response: str) -> list[dict[str, Any]]:
     return claims
 
 
-def _judge(rng: random.Random, claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _judge(
+    rng: random.Random, claims: list[dict[str, Any]], homogeneous: bool = False
+) -> list[dict[str, Any]]:
     verdicts: list[dict[str, Any]] = [
         {
             "judge": "groundedness-v3",
@@ -90,13 +92,17 @@ def _judge(rng: random.Random, claims: list[dict[str, Any]]) -> list[dict[str, A
                 "claim": index,
                 "label": rng.choice(LABELS),
                 "score": round(rng.random(), 3),
-                "explanation": "The context does not mention this." if rng.random() < 0.3 else None,
+                "explanation": "The context does not mention this."
+                if rng.random() < 0.3 or homogeneous
+                else None,
             }
         )
     return verdicts
 
 
-def _row(rng: random.Random, pool: list[str], index: int) -> dict[str, Any]:
+def _row(
+    rng: random.Random, pool: list[str], index: int, homogeneous: bool = False
+) -> dict[str, Any]:
     response = _text(rng, pool, 250, 350)
     row: dict[str, Any] = {
         "trace_id": f"tr-{index:08d}-{rng.getrandbits(32):08x}",
@@ -105,14 +111,14 @@ def _row(rng: random.Random, pool: list[str], index: int) -> dict[str, Any]:
         "risk_category": rng.choice(RISK_CATEGORIES),
         "model": rng.choice(MODELS),
         "request": _text(rng, pool, 40, 200),
-        "context": _contexts(rng, pool),
+        "context": _contexts(rng, pool, homogeneous),
         "response": response,
     }
-    claims = _claims(response) if rng.random() < 0.5 else []
+    claims = _claims(response) if rng.random() < 0.5 or homogeneous else []
     if claims:
         row["claims"] = claims
-    if rng.random() < 0.85:
-        row["judge"] = _judge(rng, claims)
+    if rng.random() < 0.85 or homogeneous:
+        row["judge"] = _judge(rng, claims, homogeneous)
     row["attributes"] = {
         "latency_ms": rng.randint(200, 9000),
         "tokens_in": rng.randint(300, 4000),
@@ -123,17 +129,22 @@ def _row(rng: random.Random, pool: list[str], index: int) -> dict[str, Any]:
     return row
 
 
-def generate_rows(count: int, seed: int = 20260301) -> Iterator[dict[str, Any]]:
+def generate_rows(
+    count: int, seed: int = 20260301, homogeneous: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Rows of mixed shape (string and object contexts, claims and judge sometimes absent), or
+    `homogeneous`: every row shaped the same, as a production export writes them (object
+    contexts, claims, a judge verdict for the response and each claim, every explanation)."""
     rng = random.Random(seed)
     pool = _sentence_pool(rng)
     for index in range(count):
-        yield _row(rng, pool, index)
+        yield _row(rng, pool, index, homogeneous)
 
 
-def write_jsonl(path: Path, count: int, seed: int = 20260301) -> int:
+def write_jsonl(path: Path, count: int, seed: int = 20260301, homogeneous: bool = False) -> int:
     """Write `count` rows to `path`, one JSON object a line; returns the file size in bytes."""
     with path.open("w", encoding="utf-8") as fh:
-        for row in generate_rows(count, seed):
+        for row in generate_rows(count, seed, homogeneous):
             fh.write(json.dumps(row, ensure_ascii=False))
             fh.write("\n")
     return path.stat().st_size
