@@ -11,6 +11,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -231,12 +232,15 @@ def interval(
     return Stat(point.value, point.units, float(low), float(high), method=method)
 
 
+@lru_cache(maxsize=256)
 def few_groups_factor(freedom: int, level: float) -> float:
     """Widening for few groups: sqrt(G / (G - 1)) undoes the bootstrap's variance shrinkage,
     t(G - 1) / z its normal tails (as a cluster-robust t interval does); 1 for many groups."""
     if freedom < 1:
         return 1.0
-    from scipy.stats import t
+    # Student's t quantile: stdtrit is what scipy.stats.t.ppf computes, without the ~0.3-0.9 s
+    # import of scipy.stats.
+    from scipy.special import stdtrit
 
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    return math.sqrt((freedom + 1) / freedom) * float(t.ppf(1 - (1 - level) / 2, freedom)) / z
+    return math.sqrt((freedom + 1) / freedom) * float(stdtrit(freedom, 1 - (1 - level) / 2)) / z
