@@ -12,6 +12,7 @@ from annotate.errors import AnnotateError
 from annotate.judge.labels import OUTCOMES, mapping_rows, set_label
 from annotate.labelling.session import claim_view
 from annotate.report.document import build_report, render_report
+from annotate.report.render import warm_up
 from annotate.store import Store
 
 
@@ -86,6 +87,7 @@ def disagreements(store: Store, found: list[dict]) -> None:
 def report_downloads(store: Store, report: dict, settings: str, user) -> None:
     """Prepare the report once for these settings, then offer its three files."""
     if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
+        warm_up()  # the chart engine starts while the agreement numbers are computed
         document = build_report(store, report, actor=user.name)
         st.session_state["calibration_report"] = (settings, render_report(document))
     prepared, files = st.session_state.get("calibration_report", (None, None))

@@ -85,8 +85,11 @@ def rating_table(labels: Labels, min_ratings: int = 1) -> tuple[list[Any], list[
     shares, as in the library; only units with 2+ ratings carry agreement."""
     reviewers = sorted(labels)
     units = sorted({u for given in labels.values() for u in given}, key=repr)
-    table = [[labels[r].get(u) for r in reviewers] for u in units]
-    kept = [i for i, row in enumerate(table) if sum(v is not None for v in row) >= min_ratings]
+    columns = [labels[r] for r in reviewers]
+    table = [[given.get(u) for given in columns] for u in units]
+    if min_ratings <= 1 and all(len(columns) - row.count(None) for row in table):
+        return units, reviewers, table
+    kept = [i for i, row in enumerate(table) if len(row) - row.count(None) >= min_ratings]
     return [units[i] for i in kept], reviewers, [table[i] for i in kept]
 
 
@@ -114,7 +117,7 @@ def group_statistics(
 
 
 def _paired(table: Table) -> int:
-    return sum(sum(label is not None for label in row) >= 2 for row in table)
+    return sum(len(row) - list(row).count(None) >= 2 for row in table)
 
 
 def pairwise(

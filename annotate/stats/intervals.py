@@ -103,9 +103,11 @@ def resample_weights(
     """
     index: dict[Hashable, int] = {}
     member = np.array([index.setdefault(g, len(index)) for g in groups], dtype=np.int64)
-    stratum_of: dict[int, Hashable] = {}
-    for unit, group in enumerate(member.tolist()):
-        stratum_of.setdefault(group, strata[unit] if strata is not None else None)
+    if strata is None:
+        stratum_of: dict[int, Hashable] = dict.fromkeys(range(len(index)))
+    else:  # a group's stratum is its first unit's
+        first = np.unique(member, return_index=True)[1].tolist()
+        stratum_of = {group: strata[unit] for group, unit in enumerate(first)}
     by_stratum = _pooled(stratum_of, len(index))
     shared = _SHARED.get()
     key = (repetitions, seed, len(index), tuple(tuple(members) for members in by_stratum))
