@@ -7,6 +7,7 @@ one trace move together) within strata, so 1,000 resamples are one matrix produc
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -218,7 +219,9 @@ def interval(
             for column in measure.features.T
         ]
     ).reshape(draws.shape[1], measure.features.shape[1])
-    values = measure.value(draws @ group_sums)
+    with _one_blas_thread():
+        sums = draws @ group_sums
+    values = measure.value(sums)
     values = values[~np.isnan(values)]
     if len(values) < draws.shape[0] * MIN_DEFINED_SHARE:
         reason = "too few resamples defined the statistic for an interval"
@@ -232,6 +235,28 @@ def interval(
     high = min(1.0, theta + factor * (high - theta))
     method = "; ".join(m for m in (point.method, _method(weights, seed)) if m)
     return Stat(point.value, point.units, float(low), float(high), method=method)
+
+
+_BLAS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread for the bootstrap's thin products (resamples x groups times a few
+    columns): more threads save nothing there and, on a busy machine, wait on each other
+    (the report took twice as long). The lock keeps each limit and its restore together
+    when pages compute in several threads; the products give the same sums either way."""
+    from threadpoolctl import ThreadpoolController
+
+    with _BLAS_LOCK:
+        global _CONTROLLER
+        if _CONTROLLER is None:
+            _CONTROLLER = ThreadpoolController()
+        with _CONTROLLER.limit(limits=1, user_api="blas"):
+            yield
+
+
+_CONTROLLER: Any = None
 
 
 @lru_cache(maxsize=256)
