@@ -259,11 +259,12 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
 
     Also the traces of those units, for the bootstrap."""
     features, traces = [], []
+    rest = [given for r, given in labels.items() if r != reviewer]
     for unit, label in labels[reviewer].items():
-        others = [given[unit] for r, given in labels.items() if r != reviewer and unit in given]
+        others = [given[unit] for given in rest if unit in given]
         if others:
-            features.append([1.0, sum(o == label for o in others) / len(others)])
-            traces.append(trace_of(unit))
+            features.append([1.0, others.count(label) / len(others)])
+            traces.append(unit[0] if isinstance(unit, tuple) else unit)  # trace_of, inlined
     reason = None if features else "shares no claims with another reviewer"
     measure = stats.Measure(
         np.array(features).reshape(-1, 2),

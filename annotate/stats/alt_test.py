@@ -66,11 +66,12 @@ def scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per unit, the share of the other reviewers' labels matched by the judge and by `reviewer`."""
     others = [labels for r, labels in humans.items() if r != reviewer]
+    mine = humans[reviewer]
     by_judge, by_reviewer = [], []
     for unit in units:
         rest = [labels[unit] for labels in others if unit in labels]
-        by_judge.append(sum(label == judge[unit] for label in rest) / len(rest))
-        by_reviewer.append(sum(label == humans[reviewer][unit] for label in rest) / len(rest))
+        by_judge.append(rest.count(judge[unit]) / len(rest))
+        by_reviewer.append(rest.count(mine[unit]) / len(rest))
     return np.array(by_judge), np.array(by_reviewer)
 
 

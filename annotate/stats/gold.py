@@ -58,7 +58,7 @@ def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
     for key, votes in votes_by_claim(evidence).items():
         if key in gold:
             continue
-        labels = [v["label"] for v in votes.values()]
+        labels = {v["label"] for v in votes.values()}
         full = _agreed(labels)
         binary = _agreed(map(outcome, labels))
         errors = {v["error_type"] for v in votes.values() if v["error_type"]}

@@ -64,13 +64,14 @@ def codes(table: Table, categories: Sequence[Hashable]) -> np.ndarray:
     """units x raters: each label's index in `categories`, -1 where not rated."""
     index: dict[Label, int] = {c: i for i, c in enumerate(categories)}
     index[None] = -1
-    rows = [[index[label] for label in row] for row in table]
-    raters = max(map(len, rows), default=0)
-    if all(len(row) == raters for row in rows):
-        return np.array(rows, dtype=np.int64).reshape(len(rows), raters)
-    found = np.full((len(rows), raters), -1, dtype=np.int64)  # ragged rows: pad with "not rated"
-    for u, row in enumerate(rows):
-        found[u, : len(row)] = row
+    lengths = set(map(len, table))
+    raters = max(lengths, default=0)
+    if len(lengths) <= 1:
+        flat = [index[label] for row in table for label in row]
+        return np.array(flat, dtype=np.int64).reshape(len(table), raters)
+    found = np.full((len(table), raters), -1, dtype=np.int64)  # ragged rows: pad with "not rated"
+    for u, row in enumerate(table):
+        found[u, : len(row)] = [index[label] for label in row]
     return found
 
 
