@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from operator import countOf
 from typing import Any
 
 import numpy as np
@@ -85,8 +86,8 @@ def rating_table(labels: Labels, min_ratings: int = 1) -> tuple[list[Any], list[
     shares, as in the library; only units with 2+ ratings carry agreement."""
     reviewers = sorted(labels)
     units = sorted({u for given in labels.values() for u in given}, key=repr)
-    columns = [labels[r] for r in reviewers]
-    table = [[given.get(u) for given in columns] for u in units]
+    columns = [[labels[r].get(u) for u in units] for r in reviewers]
+    table = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in units]
     if min_ratings <= 1 and all(len(columns) - row.count(None) for row in table):
         return units, reviewers, table
     kept = [i for i, row in enumerate(table) if len(row) - row.count(None) >= min_ratings]
@@ -107,9 +108,10 @@ def group_statistics(
     """The many-rater statistics, sharing one set of trace resamples (`weights`)."""
     scores = is_numeric({label for row in table for label in row if label is not None})
     found = {}
+    paired = _paired(table) if not scores else 0
     for name in names:
         if name in SCORE_STATS and not scores:
-            found[name] = stats.Stat(None, _paired(table), reason=NOT_SCORES).as_json()
+            found[name] = stats.Stat(None, paired, reason=NOT_SCORES).as_json()
             continue
         measure, point = GROUP_STATS[name](table), _point(name, table)
         found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
@@ -117,7 +119,7 @@ def group_statistics(
 
 
 def _paired(table: Table) -> int:
-    return sum(len(row) - list(row).count(None) >= 2 for row in table)
+    return sum(len(row) - countOf(row, None) >= 2 for row in table)
 
 
 def pairwise(
@@ -190,12 +192,13 @@ def agreement_document(
     units, reviewers, table = rating_table(labels)
     traces = [trace_of(u) for u in units]
     weights = stats.resample_weights(traces, repetitions, seed, [strata.get(t) for t in traces])
+    paired = _paired(table)
     document: dict[str, Any] = {
         "level": level,
         "scale": scale,
         "sample": evidence.sample,
-        "units": _paired(table),
-        "single_rated_units": len(units) - _paired(table),
+        "units": paired,
+        "single_rated_units": len(units) - paired,
         "reviewers": reviewers,
         **group_statistics(table, weights, seed),
         **pairwise(table, units, reviewers, strata, repetitions, seed),
@@ -381,8 +384,12 @@ def over_time(
         return []
     weekly = max(last.values()) - min(last.values()) >= timedelta(days=14)
     buckets: dict[str, dict[str, Mapping[Any, Any]]] = defaultdict(dict)
+    names: dict[Any, str] = {}  # a day's bucket name, made once per day
     for unit, moment in last.items():
-        bucket = buckets[_bucket(moment, weekly)]
+        day = moment.date()
+        if day not in names:
+            names[day] = _bucket(moment, weekly)
+        bucket = buckets[names[day]]
         for reviewer, given in labels.items():
             if unit in given:
                 bucket.setdefault(reviewer, {})[unit] = given[unit]  # type: ignore[index]

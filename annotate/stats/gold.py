@@ -59,9 +59,10 @@ def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
         if key in gold:
             continue
         labels = {v["label"] for v in votes.values()}
-        full = _agreed(labels)
-        binary = _agreed(map(outcome, labels))
+        outcomes = set(map(outcome, labels))
         errors = {v["error_type"] for v in votes.values() if v["error_type"]}
+        full = next(iter(labels)) if len(labels) == 1 else None  # as _agreed, inlined: hot
+        binary = next(iter(outcomes)) if len(outcomes) == 1 else None
         error_type = _agreed(errors) or ("mixed" if errors else None)
         source = "unanimous" if full else "same outcome" if binary else "unresolved"
         gold[key] = ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)

@@ -102,8 +102,10 @@ def resample_weights(
     A stratum with one group cannot vary, so such strata are pooled into one.
     Returns (repetitions x groups draw counts, each unit's group index, number of strata).
     """
-    index: dict[Hashable, int] = {}
-    member = np.array([index.setdefault(g, len(index)) for g in groups], dtype=np.int64)
+    index: dict[Hashable, int] = dict.fromkeys(groups, 0)  # groups in order of first appearance
+    for number, group in enumerate(index):
+        index[group] = number
+    member = np.fromiter(map(index.__getitem__, groups), dtype=np.int64, count=len(groups))
     if strata is None:
         stratum_of: dict[int, Hashable] = dict.fromkeys(range(len(index)))
     else:  # a group's stratum is its first unit's
