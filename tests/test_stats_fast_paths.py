@@ -156,3 +156,20 @@ def test_the_chart_engine_warms_up_once_and_charts_render_after_it():
         }
     )
     assert svg.startswith("<svg") and not render._WARMING[0].is_alive()
+
+
+def test_a_rating_table_ordered_by_rank_is_ordered_as_by_repr():
+    from annotate.agreement.reliability import ranks, rating_table
+
+    labels = {
+        "b": {("t-10", 2): "x", ("t-2", 10): "y", ("t 1", 0): "x", ("t'3", 1): "y"},
+        "a": {("t-2", 10): "y", ("t-1", 11): "x", ('t"4', 0): "x"},
+    }
+    units, reviewers, table = rating_table(labels)
+    assert units == sorted(units, key=repr) and reviewers == ["a", "b"]
+    assert table[units.index(("t-2", 10))] == ["y", "y"]
+    rank = ranks(units)
+    subset = {r: dict(list(given.items())[1:]) for r, given in labels.items()}
+    assert rating_table(subset, rank=rank) == rating_table(subset)
+    assert rating_table(subset, rank={("t-2", 10): 0}) == rating_table(subset)  # not all ranked
+    assert rating_table(labels, min_ratings=2) == ([("t-2", 10)], ["a", "b"], [["y", "y"]])

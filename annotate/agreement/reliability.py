@@ -79,19 +79,30 @@ def trace_of(unit: Any) -> str:
     return unit[0] if isinstance(unit, tuple) else unit
 
 
-def rating_table(labels: Labels, min_ratings: int = 1) -> tuple[list[Any], list[str], list[list]]:
+def rating_table(
+    labels: Labels, min_ratings: int = 1, rank: Mapping[Any, int] | None = None
+) -> tuple[list[Any], list[str], list[list]]:
     """Units rated by at least `min_ratings` reviewers x reviewers (None = not rated).
 
     Statistics take every rated unit (min_ratings=1): single ratings count towards category
-    shares, as in the library; only units with 2+ ratings carry agreement."""
+    shares, as in the library; only units with 2+ ratings carry agreement. Units are in the
+    order of their repr; `rank` (unit -> position in a larger table, see `ranks`) gives that
+    order without computing every repr again."""
     reviewers = sorted(labels)
-    units = sorted({u for given in labels.values() for u in given}, key=repr)
+    found = {u for given in labels.values() for u in given}
+    in_rank = rank is not None and all(map(rank.__contains__, found))
+    units = sorted(found, key=rank.__getitem__ if rank is not None and in_rank else repr)
     columns = [[labels[r].get(u) for u in units] for r in reviewers]
     table = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in units]
     if min_ratings <= 1 and all(len(columns) - row.count(None) for row in table):
         return units, reviewers, table
     kept = [i for i, row in enumerate(table) if len(row) - row.count(None) >= min_ratings]
     return [units[i] for i in kept], reviewers, [table[i] for i in kept]
+
+
+def ranks(units: Sequence[Any]) -> dict[Any, int]:
+    """unit -> its position among `units` as rating_table ordered them (by repr)."""
+    return {unit: position for position, unit in enumerate(units)}
 
 
 def _point(name: str, table: Table) -> stats.Stat | None:
@@ -207,7 +218,9 @@ def agreement_document(
     document["prevalence"] = prevalence(labels, document)
     gold = {r: _gold_on_scale(without(evidence, r), level, scale) for r in reviewers}
     document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
-    document["over_time"] = over_time(evidence, labels, level, min(repetitions, 400), seed)
+    document["over_time"] = over_time(
+        evidence, labels, level, min(repetitions, 400), seed, ranks(units)
+    )
     return document
 
 
@@ -370,7 +383,12 @@ def _bucket(moment: datetime, weekly: bool) -> str:
 
 
 def over_time(
-    evidence: Evidence, labels: Labels, level: str, repetitions: int, seed: int
+    evidence: Evidence,
+    labels: Labels,
+    level: str,
+    repetitions: int,
+    seed: int,
+    rank: Mapping[Any, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Percent agreement and alpha by the day (or ISO week, over 14+ days) of a unit's last label."""
     last: dict[Any, datetime] = {}
@@ -395,7 +413,7 @@ def over_time(
                 bucket.setdefault(reviewer, {})[unit] = given[unit]  # type: ignore[index]
     rows = []
     for name in sorted(buckets):
-        units, _, table = rating_table(buckets[name])
+        units, _, table = rating_table(buckets[name], rank=rank)
         weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
         row: dict[str, Any] = {"period": name, "units": _paired(table)}
         for statistic in ("percent_agreement", "krippendorff_alpha"):
