@@ -165,7 +165,7 @@ def judge_as_rater(
     for name, raters in (("reviewers", kept), ("reviewers_and_judge", with_judge)):
         _, _, table = rating_table(raters, rank=rank)
         measure = stats.krippendorff_measure(table)
-        point = stats.krippendorff_alpha(table)
+        point = stats.krippendorff_alpha(table, measure=measure)
         found[name] = stats.interval(
             measure, [], repetitions, seed, weights=weights, point=point
         ).as_json()

@@ -105,11 +105,11 @@ def ranks(units: Sequence[Any]) -> dict[Any, int]:
     return {unit: position for position, unit in enumerate(units)}
 
 
-def _point(name: str, table: Table) -> stats.Stat | None:
+def _point(name: str, table: Table, measure: stats.Measure | None = None) -> stats.Stat | None:
     """Alpha's point value comes from the `krippendorff` package; the rest from the sums."""
     if name.startswith("krippendorff_alpha"):
         level = name.removeprefix("krippendorff_alpha").strip("_") or "nominal"
-        return stats.krippendorff_alpha(table, level)
+        return stats.krippendorff_alpha(table, level, measure)
     return None
 
 
@@ -124,7 +124,8 @@ def group_statistics(
         if name in SCORE_STATS and not scores:
             found[name] = stats.Stat(None, paired, reason=NOT_SCORES).as_json()
             continue
-        measure, point = GROUP_STATS[name](table), _point(name, table)
+        measure = GROUP_STATS[name](table)
+        point = _point(name, table, measure)
         found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
     return found
 

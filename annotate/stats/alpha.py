@@ -75,11 +75,14 @@ def krippendorff_measure(table: Table, level: str = "nominal") -> Measure:
     return Measure(features, value, units, reason)
 
 
-def krippendorff_alpha(table: Table, level: str = "nominal") -> Stat:
-    """Alpha via the `krippendorff` package; missing ratings allowed."""
+def krippendorff_alpha(
+    table: Table, level: str = "nominal", measure: Measure | None = None
+) -> Stat:
+    """Alpha via the `krippendorff` package; missing ratings allowed. `measure`: this table's
+    krippendorff_measure at this level, when the caller has it already."""
     import krippendorff
 
-    measure = krippendorff_measure(table, level)
+    measure = measure or krippendorff_measure(table, level)
     point = measure.point()
     if point.value is None:
         return point
