@@ -393,11 +393,14 @@ def over_time(
 ) -> list[dict[str, Any]]:
     """Percent agreement and alpha by the day (or ISO week, over 14+ days) of a unit's last label."""
     last: dict[Any, datetime] = {}
+    by_claim = level == "claim"
     for vote in evidence.votes:
-        key = (vote["trace_id"], vote["claim_index"])
-        unit = key if level == "claim" else key[0]
         moment = vote["created_at"]
-        if isinstance(moment, datetime) and (unit not in last or moment > last[unit]):
+        if not isinstance(moment, datetime):
+            continue
+        unit = (vote["trace_id"], vote["claim_index"]) if by_claim else vote["trace_id"]
+        seen = last.get(unit)
+        if seen is None or moment > seen:
             last[unit] = moment
     if not last:
         return []
