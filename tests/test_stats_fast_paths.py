@@ -159,7 +159,7 @@ def test_the_chart_engine_warms_up_once_and_charts_render_after_it():
 
 
 def test_a_rating_table_ordered_by_rank_is_ordered_as_by_repr():
-    from annotate.agreement.reliability import ranks, rating_table
+    from annotate.agreement.tables import ranks, rating_table
 
     labels = {
         "b": {("t-10", 2): "x", ("t-2", 10): "y", ("t 1", 0): "x", ("t'3", 1): "y"},

@@ -13,7 +13,8 @@ from operator import countOf
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
-from annotate.agreement.reliability import check_scope, ranks, rating_table, trace_of
+from annotate.agreement.reliability import check_scope
+from annotate.agreement.tables import ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.judge.labels import ABSTAINED
 from annotate.labelling.evidence import judge_labels, judged_units, load_evidence

@@ -12,12 +12,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from operator import countOf
 from typing import Any
 
 import numpy as np
 
 from annotate.accounts.activity import Actor, record_act
+from annotate.agreement.tables import Labels, paired_units, ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.labelling.evidence import load_evidence
 from annotate.stats import coefficients as stats
@@ -61,7 +61,6 @@ PAIR_STATS: dict[str, Callable[[Sequence[Any], Sequence[Any]], stats.Measure]] =
 STATISTICS = tuple(GROUP_STATS)
 NO_PACE = "no two consecutive labels within 15 minutes of each other: no pace"
 NOT_SCORES = "needs numeric ratings (scores such as 1-5); these labels are categories"
-Labels = Mapping[str, Mapping[Any, Any]]  # reviewer -> unit -> label
 
 
 def check_scope(level: str, scale: str) -> None:
@@ -73,36 +72,6 @@ def check_scope(level: str, scale: str) -> None:
         raise UsageError(
             "a response has a binary outcome only: use --scale binary with --level response"
         )
-
-
-def trace_of(unit: Any) -> str:
-    return unit[0] if isinstance(unit, tuple) else unit
-
-
-def rating_table(
-    labels: Labels, min_ratings: int = 1, rank: Mapping[Any, int] | None = None
-) -> tuple[list[Any], list[str], list[list]]:
-    """Units rated by at least `min_ratings` reviewers x reviewers (None = not rated).
-
-    Statistics take every rated unit (min_ratings=1): single ratings count towards category
-    shares, as in the library; only units with 2+ ratings carry agreement. Units are in the
-    order of their repr; `rank` (unit -> position in a larger table, see `ranks`) gives that
-    order without computing every repr again."""
-    reviewers = sorted(labels)
-    found = {u for given in labels.values() for u in given}
-    in_rank = rank is not None and all(map(rank.__contains__, found))
-    units = sorted(found, key=rank.__getitem__ if rank is not None and in_rank else repr)
-    columns = [[labels[r].get(u) for u in units] for r in reviewers]
-    table = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in units]
-    if min_ratings <= 1 and all(len(columns) - row.count(None) for row in table):
-        return units, reviewers, table
-    kept = [i for i, row in enumerate(table) if len(row) - row.count(None) >= min_ratings]
-    return [units[i] for i in kept], reviewers, [table[i] for i in kept]
-
-
-def ranks(units: Sequence[Any]) -> dict[Any, int]:
-    """unit -> its position among `units` as rating_table ordered them (by repr)."""
-    return {unit: position for position, unit in enumerate(units)}
 
 
 def _point(name: str, table: Table, measure: stats.Measure | None = None) -> stats.Stat | None:
@@ -119,7 +88,7 @@ def group_statistics(
     """The many-rater statistics, sharing one set of trace resamples (`weights`)."""
     scores = is_numeric({label for row in table for label in row if label is not None})
     found = {}
-    paired = _paired(table) if not scores else 0
+    paired = paired_units(table) if not scores else 0
     for name in names:
         if name in SCORE_STATS and not scores:
             found[name] = stats.Stat(None, paired, reason=NOT_SCORES).as_json()
@@ -128,10 +97,6 @@ def group_statistics(
         point = _point(name, table, measure)
         found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
     return found
-
-
-def _paired(table: Table) -> int:
-    return sum(len(row) - countOf(row, None) >= 2 for row in table)
 
 
 def pairwise(
@@ -204,7 +169,7 @@ def agreement_document(
     units, reviewers, table = rating_table(labels)
     traces = [trace_of(u) for u in units]
     weights = stats.resample_weights(traces, repetitions, seed, [strata.get(t) for t in traces])
-    paired = _paired(table)
+    paired = paired_units(table)
     document: dict[str, Any] = {
         "level": level,
         "scale": scale,
@@ -419,7 +384,7 @@ def over_time(
     for name in sorted(buckets):
         units, _, table = rating_table(buckets[name], rank=rank)
         weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
-        row: dict[str, Any] = {"period": name, "units": _paired(table)}
+        row: dict[str, Any] = {"period": name, "units": paired_units(table)}
         for statistic in ("percent_agreement", "krippendorff_alpha"):
             measure = GROUP_STATS[statistic](table)
             row[statistic] = stats.interval(
