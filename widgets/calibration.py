@@ -18,7 +18,7 @@ from annotate.store import Store
 
 def judge_label_mapping(store: Store, judge: str, user, is_lead: bool) -> None:
     """Every label the judge used and its outcome; a lead maps one at a time."""
-    rows = mapping_rows(store, judge)
+    rows = ui.computed(mapping_rows, judge)  # counts every verdict: once per change of the store
     st.dataframe(
         pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
         hide_index=True,
