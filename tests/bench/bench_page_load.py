@@ -7,9 +7,10 @@ a fresh interpreter, so its peak RSS is the app's alone. First visit: an empty c
 process; revisit: a new session of the same process. Baseline, same child: a bare page
 (a title and a ten-row table) visited the same way.
 
-Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). Building the store takes minutes, so
-it is kept in the temporary directory ($TMPDIR) between runs, keyed on its size and the schema's
-migrations (ANNOTATE_BENCH_REBUILD=1 builds it again).
+Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). Building the store takes minutes:
+with ANNOTATE_BENCH_KEEP_STORE=1 it is kept in the temporary directory ($TMPDIR) and used again
+by later runs of the same size and schema (ANNOTATE_BENCH_REBUILD=1 builds it afresh). Without
+it every run builds its own store, as the smoke test needs.
 """
 
 from __future__ import annotations
@@ -108,15 +109,19 @@ def fill_store(db: Path, count: int) -> None:
 
 
 def cached_store(db: Path, count: int) -> None:
-    """A copy of the store built for `count` traces, built first when there is none yet."""
+    """The store for `count` traces at `db`: built here, or copied from a kept one."""
+    if not os.environ.get("ANNOTATE_BENCH_KEEP_STORE"):
+        started = time.perf_counter()
+        fill_store(db, count)
+        show(f"(built in {time.perf_counter() - started:.0f} s)")
+        return
     schema = hashlib.sha256(repr(MIGRATIONS).encode()).hexdigest()[:12]
     kept = Path(tempfile.gettempdir()) / f"annotate-bench-pages-{count}-{schema}.duckdb"
     if os.environ.get("ANNOTATE_BENCH_REBUILD") or not kept.exists():
         started = time.perf_counter()
-        building = kept.with_suffix(".building.duckdb")
-        building.unlink(missing_ok=True)
+        building = db.with_name("building.duckdb")  # in this run's own directory
         fill_store(building, count)
-        building.rename(kept)
+        shutil.move(building, kept)
         show(f"(built in {time.perf_counter() - started:.0f} s; kept as {kept})")
     else:
         show(f"(store kept from an earlier run: {kept})")
