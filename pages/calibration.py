@@ -42,7 +42,7 @@ judged_at = ui.computed(judge_levels, judge)  # open at a level the judge judged
 level = right.selectbox(
     "Level", LEVELS, index=LEVELS.index(judged_at[0]) if judged_at else 0, key="calibration_level"
 )
-slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
+slices = [*STRATUM_COLUMNS, "error_type", *ui.computed(attribute_names)]  # scans every trace
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
 saved = load_thresholds(store)

@@ -12,12 +12,13 @@ from annotate.errors import AnnotateError
 from annotate.judge.labels import OUTCOMES, mapping_rows, set_label
 from annotate.labelling.session import claim_view
 from annotate.report.document import build_report, render_report
+from annotate.report.render import warm_up
 from annotate.store import Store
 
 
 def judge_label_mapping(store: Store, judge: str, user, is_lead: bool) -> None:
     """Every label the judge used and its outcome; a lead maps one at a time."""
-    rows = mapping_rows(store, judge)
+    rows = ui.computed(mapping_rows, judge)  # counts every verdict: once per change of the store
     st.dataframe(
         pd.DataFrame(rows, columns=["label", "verdicts", "outcome", "source"]),
         hide_index=True,
@@ -86,6 +87,7 @@ def disagreements(store: Store, found: list[dict]) -> None:
 def report_downloads(store: Store, report: dict, settings: str, user) -> None:
     """Prepare the report once for these settings, then offer its three files."""
     if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
+        warm_up()  # the chart engine starts while the agreement numbers are computed
         document = build_report(store, report, actor=user.name)
         st.session_state["calibration_report"] = (settings, render_report(document))
     prepared, files = st.session_state.get("calibration_report", (None, None))

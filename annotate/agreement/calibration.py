@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
+from operator import countOf
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
-from annotate.agreement.reliability import check_scope, rating_table, trace_of
+from annotate.agreement.reliability import check_scope
+from annotate.agreement.tables import ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.judge.labels import ABSTAINED
 from annotate.labelling.evidence import judge_labels, judged_units, load_evidence
@@ -151,21 +153,20 @@ def judge_as_rater(
 ) -> dict[str, Any]:
     """Alpha of the reviewers alone beside alpha with the judge as one more rater, same units."""
     units, _, table = rating_table(labels)
+    rank = ranks(units)
     units = [
         u
         for u, row in zip(units, table, strict=True)
-        if u in judged
-        and judged[u]["outcome"] != ABSTAINED
-        and sum(v is not None for v in row) >= 2
+        if u in judged and judged[u]["outcome"] != ABSTAINED and len(row) - countOf(row, None) >= 2
     ]
     kept = {r: {u: given[u] for u in units if u in given} for r, given in labels.items()}
     with_judge = {**kept, "judge": {u: judged[u]["outcome"] for u in units}}
     weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
     found: dict[str, Any] = {"units": len(units)}
     for name, raters in (("reviewers", kept), ("reviewers_and_judge", with_judge)):
-        _, _, table = rating_table(raters)
+        _, _, table = rating_table(raters, rank=rank)
         measure = stats.krippendorff_measure(table)
-        point = stats.krippendorff_alpha(table)
+        point = stats.krippendorff_alpha(table, measure=measure)
         found[name] = stats.interval(
             measure, [], repetitions, seed, weights=weights, point=point
         ).as_json()

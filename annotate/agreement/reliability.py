@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from annotate.accounts.activity import Actor, record_act
+from annotate.agreement.tables import Labels, paired_units, ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.labelling.evidence import load_evidence
 from annotate.stats import coefficients as stats
@@ -60,7 +61,6 @@ PAIR_STATS: dict[str, Callable[[Sequence[Any], Sequence[Any]], stats.Measure]] =
 STATISTICS = tuple(GROUP_STATS)
 NO_PACE = "no two consecutive labels within 15 minutes of each other: no pace"
 NOT_SCORES = "needs numeric ratings (scores such as 1-5); these labels are categories"
-Labels = Mapping[str, Mapping[Any, Any]]  # reviewer -> unit -> label
 
 
 def check_scope(level: str, scale: str) -> None:
@@ -74,27 +74,11 @@ def check_scope(level: str, scale: str) -> None:
         )
 
 
-def trace_of(unit: Any) -> str:
-    return unit[0] if isinstance(unit, tuple) else unit
-
-
-def rating_table(labels: Labels, min_ratings: int = 1) -> tuple[list[Any], list[str], list[list]]:
-    """Units rated by at least `min_ratings` reviewers x reviewers (None = not rated).
-
-    Statistics take every rated unit (min_ratings=1): single ratings count towards category
-    shares, as in the library; only units with 2+ ratings carry agreement."""
-    reviewers = sorted(labels)
-    units = sorted({u for given in labels.values() for u in given}, key=repr)
-    table = [[labels[r].get(u) for r in reviewers] for u in units]
-    kept = [i for i, row in enumerate(table) if sum(v is not None for v in row) >= min_ratings]
-    return [units[i] for i in kept], reviewers, [table[i] for i in kept]
-
-
-def _point(name: str, table: Table) -> stats.Stat | None:
+def _point(name: str, table: Table, measure: stats.Measure | None = None) -> stats.Stat | None:
     """Alpha's point value comes from the `krippendorff` package; the rest from the sums."""
     if name.startswith("krippendorff_alpha"):
         level = name.removeprefix("krippendorff_alpha").strip("_") or "nominal"
-        return stats.krippendorff_alpha(table, level)
+        return stats.krippendorff_alpha(table, level, measure)
     return None
 
 
@@ -104,17 +88,15 @@ def group_statistics(
     """The many-rater statistics, sharing one set of trace resamples (`weights`)."""
     scores = is_numeric({label for row in table for label in row if label is not None})
     found = {}
+    paired = paired_units(table) if not scores else 0
     for name in names:
         if name in SCORE_STATS and not scores:
-            found[name] = stats.Stat(None, _paired(table), reason=NOT_SCORES).as_json()
+            found[name] = stats.Stat(None, paired, reason=NOT_SCORES).as_json()
             continue
-        measure, point = GROUP_STATS[name](table), _point(name, table)
+        measure = GROUP_STATS[name](table)
+        point = _point(name, table, measure)
         found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
     return found
-
-
-def _paired(table: Table) -> int:
-    return sum(sum(label is not None for label in row) >= 2 for row in table)
 
 
 def pairwise(
@@ -187,12 +169,13 @@ def agreement_document(
     units, reviewers, table = rating_table(labels)
     traces = [trace_of(u) for u in units]
     weights = stats.resample_weights(traces, repetitions, seed, [strata.get(t) for t in traces])
+    paired = paired_units(table)
     document: dict[str, Any] = {
         "level": level,
         "scale": scale,
         "sample": evidence.sample,
-        "units": _paired(table),
-        "single_rated_units": len(units) - _paired(table),
+        "units": paired,
+        "single_rated_units": len(units) - paired,
         "reviewers": reviewers,
         **group_statistics(table, weights, seed),
         **pairwise(table, units, reviewers, strata, repetitions, seed),
@@ -201,7 +184,9 @@ def agreement_document(
     document["prevalence"] = prevalence(labels, document)
     gold = {r: _gold_on_scale(without(evidence, r), level, scale) for r in reviewers}
     document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
-    document["over_time"] = over_time(evidence, labels, level, min(repetitions, 400), seed)
+    document["over_time"] = over_time(
+        evidence, labels, level, min(repetitions, 400), seed, ranks(units)
+    )
     return document
 
 
@@ -256,11 +241,12 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
 
     Also the traces of those units, for the bootstrap."""
     features, traces = [], []
+    rest = [given for r, given in labels.items() if r != reviewer]
     for unit, label in labels[reviewer].items():
-        others = [given[unit] for r, given in labels.items() if r != reviewer and unit in given]
+        others = [given[unit] for given in rest if unit in given]
         if others:
-            features.append([1.0, sum(o == label for o in others) / len(others)])
-            traces.append(trace_of(unit))
+            features.append([1.0, others.count(label) / len(others)])
+            traces.append(unit[0] if isinstance(unit, tuple) else unit)  # trace_of, inlined
     reason = None if features else "shares no claims with another reviewer"
     measure = stats.Measure(
         np.array(features).reshape(-1, 2),
@@ -363,30 +349,42 @@ def _bucket(moment: datetime, weekly: bool) -> str:
 
 
 def over_time(
-    evidence: Evidence, labels: Labels, level: str, repetitions: int, seed: int
+    evidence: Evidence,
+    labels: Labels,
+    level: str,
+    repetitions: int,
+    seed: int,
+    rank: Mapping[Any, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Percent agreement and alpha by the day (or ISO week, over 14+ days) of a unit's last label."""
     last: dict[Any, datetime] = {}
+    by_claim = level == "claim"
     for vote in evidence.votes:
-        key = (vote["trace_id"], vote["claim_index"])
-        unit = key if level == "claim" else key[0]
         moment = vote["created_at"]
-        if isinstance(moment, datetime) and (unit not in last or moment > last[unit]):
+        if not isinstance(moment, datetime):
+            continue
+        unit = (vote["trace_id"], vote["claim_index"]) if by_claim else vote["trace_id"]
+        seen = last.get(unit)
+        if seen is None or moment > seen:
             last[unit] = moment
     if not last:
         return []
     weekly = max(last.values()) - min(last.values()) >= timedelta(days=14)
     buckets: dict[str, dict[str, Mapping[Any, Any]]] = defaultdict(dict)
+    names: dict[Any, str] = {}  # a day's bucket name, made once per day
     for unit, moment in last.items():
-        bucket = buckets[_bucket(moment, weekly)]
+        day = moment.date()
+        if day not in names:
+            names[day] = _bucket(moment, weekly)
+        bucket = buckets[names[day]]
         for reviewer, given in labels.items():
             if unit in given:
                 bucket.setdefault(reviewer, {})[unit] = given[unit]  # type: ignore[index]
     rows = []
     for name in sorted(buckets):
-        units, _, table = rating_table(buckets[name])
+        units, _, table = rating_table(buckets[name], rank=rank)
         weights = stats.resample_weights([trace_of(u) for u in units], repetitions, seed)
-        row: dict[str, Any] = {"period": name, "units": _paired(table)}
+        row: dict[str, Any] = {"period": name, "units": paired_units(table)}
         for statistic in ("percent_agreement", "krippendorff_alpha"):
             measure = GROUP_STATS[statistic](table)
             row[statistic] = stats.interval(

@@ -85,7 +85,10 @@ def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
             f"{calibration['coverage']['abstained']} of {calibration['coverage']['units']} "
             "units with gold; abstentions are in no rate."
         ),
-        Chart(charts.confusion_chart(calibration["confusion"]).to_dict(), "Confusion matrix"),
+        Chart(
+            charts.confusion_chart(calibration["confusion"]).to_dict(validate=False),
+            "Confusion matrix",
+        ),
         Table(
             STAT_HEADER,
             _stat_rows(
@@ -141,7 +144,10 @@ def _slice_blocks(calibration: Mapping[str, Any]) -> list[Block]:
     chart = charts.slice_chart(slices)
     if chart is not None:
         blocks.append(
-            Chart(chart.to_dict(), "Sensitivity and specificity per slice, 95% intervals")
+            Chart(
+                chart.to_dict(validate=False),
+                "Sensitivity and specificity per slice, 95% intervals",
+            )
         )
     rows = []
     for entry in slices:
@@ -209,7 +215,10 @@ def _agreement_blocks(document: Mapping[str, Any]) -> list[Block]:
     chart = charts.over_time_chart(document["over_time"])
     if chart is not None:
         blocks.append(
-            Chart(chart.to_dict(), "Percent agreement and alpha over time, 95% intervals")
+            Chart(
+                chart.to_dict(validate=False),
+                "Percent agreement and alpha over time, 95% intervals",
+            )
         )
     return blocks
 

@@ -5,9 +5,11 @@ All text is untrusted (it may quote traces): HTML-escaped everywhere, and the pa
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -140,8 +142,29 @@ def sanitise_svg(svg: str) -> str:
     return _TAG.sub(lambda tag: _ONE_ATTR.sub(_safe_attr, tag.group(0)), svg)
 
 
+_WARMING: list[threading.Thread] = []
+
+
+def warm_up() -> None:
+    """Start vl-convert's JavaScript engine in the background, once per process.
+
+    Its first chart costs ~0.3 s of engine start; vl-convert releases the GIL, so a report
+    that calls this before computing its numbers draws its charts at once afterwards."""
+    if not _WARMING:
+        thread = threading.Thread(target=_warm, name="vl-convert warm-up", daemon=True)
+        _WARMING.append(thread)
+        thread.start()
+
+
+def _warm() -> None:
+    with contextlib.suppress(Exception):  # only a head start: a real chart reports its error
+        vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}})
+
+
 def chart_svg(spec: dict[str, Any]) -> str:
     """A Vega-Lite spec rendered offline by vl-convert, sanitised for inlining."""
+    for thread in _WARMING:
+        thread.join()  # one conversion at a time
     return sanitise_svg(vl_convert.vegalite_to_svg(spec)).strip()
 
 

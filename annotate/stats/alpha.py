@@ -12,6 +12,7 @@ from annotate.stats.intervals import Measure, Stat
 from annotate.stats.ratings import (
     Table,
     categories_of,
+    codes,
     counts_table,
     is_numeric,
     one_category,
@@ -74,19 +75,22 @@ def krippendorff_measure(table: Table, level: str = "nominal") -> Measure:
     return Measure(features, value, units, reason)
 
 
-def krippendorff_alpha(table: Table, level: str = "nominal") -> Stat:
-    """Alpha via the `krippendorff` package; missing ratings allowed."""
+def krippendorff_alpha(
+    table: Table, level: str = "nominal", measure: Measure | None = None
+) -> Stat:
+    """Alpha via the `krippendorff` package; missing ratings allowed. `measure`: this table's
+    krippendorff_measure at this level, when the caller has it already."""
     import krippendorff
 
-    measure = krippendorff_measure(table, level)
+    measure = measure or krippendorff_measure(table, level)
     point = measure.point()
     if point.value is None:
         return point
     categories = categories_of(table)
-    points = scale_values(categories)
-    code = {c: (points[i] if level != "nominal" else i) for i, c in enumerate(categories)}
-    data = np.array(
-        [[np.nan if label is None else code[label] for label in row] for row in table], dtype=float
-    ).T  # raters x units
+    points = (
+        scale_values(categories) if level != "nominal" else np.arange(len(categories), dtype=float)
+    )
+    cells = codes(table, categories)
+    data = np.where(cells >= 0, points[cells], np.nan).T  # raters x units
     value = krippendorff.alpha(reliability_data=data, level_of_measurement=level)  # type: ignore[arg-type]
     return Stat(float(value), measure.units)

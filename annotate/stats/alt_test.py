@@ -10,7 +10,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from annotate.errors import UsageError
 
@@ -66,11 +66,12 @@ def scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per unit, the share of the other reviewers' labels matched by the judge and by `reviewer`."""
     others = [labels for r, labels in humans.items() if r != reviewer]
+    mine = humans[reviewer]
     by_judge, by_reviewer = [], []
     for unit in units:
         rest = [labels[unit] for labels in others if unit in labels]
-        by_judge.append(sum(label == judge[unit] for label in rest) / len(rest))
-        by_reviewer.append(sum(label == humans[reviewer][unit] for label in rest) / len(rest))
+        by_judge.append(rest.count(judge[unit]) / len(rest))
+        by_reviewer.append(rest.count(mine[unit]) / len(rest))
     return np.array(by_judge), np.array(by_reviewer)
 
 
@@ -81,12 +82,29 @@ def p_value(d: np.ndarray, epsilon: float) -> float:
     """
     if np.ptp(d) == 0:
         return 0.0 if d[0] < epsilon else 1.0
-    return float(stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
+    # scipy.stats.ttest_1samp(d, epsilon, alternative="less") step by step, with the same
+    # operations (so the same p to the last bit), without the ~0.3-0.9 s import of scipy.stats.
+    n = len(d)
+    mean = np.mean(d)
+    variance = np.mean((d - mean) ** 2) * (n / (n - 1))
+    t = (mean - epsilon) / np.sqrt(variance / n)
+    return float(special.stdtr(n - 1, t))
 
 
 def by_adjust(p_values: Sequence[float]) -> list[float]:
-    """Benjamini-Yekutieli adjusted p-values: adjusted <= q rejects the reference's set."""
-    return [float(p) for p in stats.false_discovery_control(p_values, method="by")]
+    """Benjamini-Yekutieli adjusted p-values: adjusted <= q rejects the reference's set.
+
+    As scipy.stats.false_discovery_control(method="by"): p_(i) m c(m) / i in rank order, made
+    monotone from the largest down, capped at 1."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    order = np.argsort(p)
+    rank = np.arange(1, m + 1, dtype=float)
+    adjusted = p[order] * (m / rank) * np.sum(1 / rank)
+    adjusted = np.minimum.accumulate(adjusted[::-1])[::-1]
+    found = np.empty(m)
+    found[order] = adjusted
+    return [float(x) for x in np.clip(found, 0.0, 1.0)]
 
 
 def _reviewer(

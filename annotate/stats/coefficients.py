@@ -30,6 +30,7 @@ from annotate.stats.ratings import (
     Label,
     Table,
     categories_of,
+    codes,
     counts_table,
     one_category,
     undefined_reason,
@@ -133,12 +134,11 @@ def conger_measure(table: Table, weights: str = "identity") -> Measure:
     q, raters = len(categories), len(table[0]) if table else 0
     w = weight_matrix(categories, weights)
     base = _unit_features(counts_table(table, categories), w)[:, :2]
-    index = {c: i for i, c in enumerate(categories)}
+    cells = codes(table, categories)
     per_rater = np.zeros((len(table), raters * q))
-    for u, row in enumerate(table):
-        for g, label in enumerate(row):
-            if label is not None:
-                per_rater[u, g * q + index[label]] = 1
+    for g in range(min(raters, cells.shape[1])):
+        rated = np.flatnonzero(cells[:, g] >= 0)
+        per_rater[rated, g * q + cells[rated, g]] = 1
 
     def value(s: np.ndarray) -> np.ndarray:
         classified = s[..., 2:].reshape(*s.shape[:-1], raters, q)
@@ -168,15 +168,16 @@ def pair_measure(
     Cohen's is undefined, not 0, when one rater used a single category: it is then 0
     whatever the other rater does (scikit-learn reports that 0), which says nothing.
     """
-    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
-    categories = categories_of([list(p) for p in both])
-    index = {c: i for i, c in enumerate(categories)}
+    shared = [
+        u for u, (x, y) in enumerate(zip(a, b, strict=True)) if x is not None and y is not None
+    ]
+    both = [(a[u], b[u]) for u in shared]
+    categories = categories_of(both)
     q = len(categories)
     w = weight_matrix(categories, weights)
+    cells = codes(both, categories).reshape(len(both), 2)
     features = np.zeros((len(a), q * q))
-    for u, (x, y) in enumerate(zip(a, b, strict=True)):
-        if x is not None and y is not None:
-            features[u, index[x] * q + index[y]] = 1
+    features[shared, cells[:, 0] * q + cells[:, 1]] = 1
 
     def value(s: np.ndarray) -> np.ndarray:
         joint = s.reshape(*s.shape[:-1], q, q)

@@ -54,12 +54,15 @@ def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
         key: ClaimGold(d["label"], evidence.binary.get(d["label"]), d["error_type"], "adjudicated")
         for key, d in evidence.adjudications.items()
     }
+    outcome = evidence.binary.get
     for key, votes in votes_by_claim(evidence).items():
         if key in gold:
             continue
-        full = _agreed(v["label"] for v in votes.values())
-        binary = _agreed(evidence.binary.get(v["label"]) for v in votes.values())
+        labels = {v["label"] for v in votes.values()}
+        outcomes = set(map(outcome, labels))
         errors = {v["error_type"] for v in votes.values() if v["error_type"]}
+        full = next(iter(labels)) if len(labels) == 1 else None  # as _agreed, inlined: hot
+        binary = next(iter(outcomes)) if len(outcomes) == 1 else None
         error_type = _agreed(errors) or ("mixed" if errors else None)
         source = "unanimous" if full else "same outcome" if binary else "unresolved"
         gold[key] = ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)

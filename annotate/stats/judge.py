@@ -42,8 +42,8 @@ def _cell(pair: Pair) -> str:
 
 def _one_hot(pairs: Sequence[Pair], cells: Sequence[str]) -> np.ndarray:
     """units x cells: 1 where the unit falls in that cell of the confusion matrix."""
-    rows = [[_cell(p) == c for c in cells] for p in pairs]
-    return np.array(rows, dtype=float).reshape(-1, len(cells))
+    found = np.array([_cell(p) for p in pairs], dtype=object).reshape(-1, 1)
+    return (found == np.array(cells, dtype=object).reshape(1, -1)).astype(float)
 
 
 def confusion(pairs: Sequence[Pair]) -> dict[str, int]:

@@ -23,7 +23,8 @@ def rated(row: Sequence[Label]) -> list[Hashable]:
 
 def categories_of(table: Table) -> list[Hashable]:
     """The categories used, numbers (or scores such as "4") in numeric order, else by repr."""
-    found = {label for row in table for label in rated(row)}
+    found = {label for row in table for label in row}
+    found.discard(None)
     if is_numeric(found):
         return sorted(found, key=number)  # type: ignore[arg-type]
     return sorted(found, key=repr)
@@ -51,12 +52,27 @@ def is_numeric(labels: Sequence[Hashable] | set[Hashable]) -> bool:
 
 def counts_table(table: Table, categories: Sequence[Hashable]) -> np.ndarray:
     """units x categories: how many raters gave each category to each unit."""
-    index = {c: i for i, c in enumerate(categories)}
-    counts = np.zeros((len(table), len(categories)))
+    q = len(categories)
+    cells = codes(table, categories)
+    rated_cells = cells >= 0
+    units = np.broadcast_to(np.arange(len(table))[:, None], cells.shape)
+    flat = units[rated_cells] * q + cells[rated_cells]
+    return np.bincount(flat, minlength=len(table) * q).reshape(len(table), q).astype(float)
+
+
+def codes(table: Table, categories: Sequence[Hashable]) -> np.ndarray:
+    """units x raters: each label's index in `categories`, -1 where not rated."""
+    index: dict[Label, int] = {c: i for i, c in enumerate(categories)}
+    index[None] = -1
+    lengths = set(map(len, table))
+    raters = max(lengths, default=0)
+    if len(lengths) <= 1:
+        flat = [index[label] for row in table for label in row]
+        return np.array(flat, dtype=np.int64).reshape(len(table), raters)
+    found = np.full((len(table), raters), -1, dtype=np.int64)  # ragged rows: pad with "not rated"
     for u, row in enumerate(table):
-        for label in rated(row):
-            counts[u, index[label]] += 1
-    return counts
+        found[u, : len(row)] = [index[label] for label in row]
+    return found
 
 
 def weight_matrix(categories: Sequence[Hashable], kind: str = "identity") -> np.ndarray:

@@ -7,13 +7,18 @@ a fresh interpreter, so its peak RSS is the app's alone. First visit: an empty c
 process; revisit: a new session of the same process. Baseline, same child: a bare page
 (a title and a ten-row table) visited the same way.
 
-Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces).
+Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). Building the store takes minutes:
+with ANNOTATE_BENCH_KEEP_STORE=1 it is kept in the temporary directory ($TMPDIR) and used again
+by later runs of the same size and schema (ANNOTATE_BENCH_REBUILD=1 builds it afresh). Without
+it every run builds its own store, as the smoke test needs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +31,7 @@ from annotate.ingest.importer import import_traces
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
+from annotate.store.schema import MIGRATIONS
 from tests.bench.figures import bench_size, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
@@ -99,6 +105,28 @@ def fill_store(db: Path, count: int) -> None:
             [name, name, error],
         )
     add_user(store, "lead", "lead", "bench passphrase")
+    store.close()
+
+
+def cached_store(db: Path, count: int) -> None:
+    """The store for `count` traces at `db`: built here, or copied from a kept one."""
+    if not os.environ.get("ANNOTATE_BENCH_KEEP_STORE"):
+        started = time.perf_counter()
+        fill_store(db, count)
+        show(f"(built in {time.perf_counter() - started:.0f} s)")
+        return
+    schema = hashlib.sha256(repr(MIGRATIONS).encode()).hexdigest()[:12]
+    kept = Path(tempfile.gettempdir()) / f"annotate-bench-pages-{count}-{schema}.duckdb"
+    if os.environ.get("ANNOTATE_BENCH_REBUILD") or not kept.exists():
+        started = time.perf_counter()
+        building = db.with_name("building.duckdb")  # in this run's own directory
+        fill_store(building, count)
+        shutil.move(building, kept)
+        show(f"(built in {time.perf_counter() - started:.0f} s; kept as {kept})")
+    else:
+        show(f"(store kept from an earlier run: {kept})")
+    shutil.copyfile(kept, db)
+    store = open_store(db)
     labelled = store.scalar("SELECT count(DISTINCT (trace_id, claim_index)) FROM label_events")
     store.close()
     show(f"store: {count:,} imported traces, {labelled:,} claims labelled by 3 reviewers")
@@ -108,9 +136,7 @@ def run() -> None:
     count = bench_size("ANNOTATE_BENCH_LARGE", 1_000_000)
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         db = Path(tmp) / "pages.duckdb"
-        started = time.perf_counter()
-        fill_store(db, count)
-        show(f"(built in {time.perf_counter() - started:.0f} s)")
+        cached_store(db, count)
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE)
         done = subprocess.run(

@@ -1,0 +1,175 @@
+"""The vectorised paths of the statistics (issue #15) against independent implementations.
+
+Each fast path replaced a loop or a scipy.stats call; these tests pin each one to what it
+replaced, computed here by scipy.stats or by plain counting, including the rarer branches
+(ragged rating rows, labels a pair does not share, p-values capped at 1, strata by first unit).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from annotate.report import render
+from annotate.stats.alt_test import by_adjust, p_value
+from annotate.stats.coefficients import cohen_kappa, conger_measure, pair_measure
+from annotate.stats.intervals import (
+    Measure,
+    _one_blas_thread,
+    few_groups_factor,
+    interval,
+    ratio,
+    resample_weights,
+)
+from annotate.stats.ratings import codes, counts_table
+
+
+def plain_counts(table, categories):
+    return [
+        [Counter(label for label in row if label is not None)[c] for c in categories]
+        for row in table
+    ]
+
+
+def test_counts_table_counts_rectangular_and_ragged_rows():
+    rectangular = [["a", "b", None], ["b", "b", "b"], [None, None, None], ["c", "a", "a"]]
+    ragged = [["a"], ["b", "b", None, "a"], [], ["c", None]]
+    for table in (rectangular, ragged):
+        found = counts_table(table, ["a", "b", "c"])
+        assert found.tolist() == plain_counts(table, ["a", "b", "c"])
+        assert found.dtype == float
+    assert counts_table([], ["a"]).shape == (0, 1)
+    assert counts_table([[None, None]], []).shape == (1, 0)
+
+
+def test_codes_index_labels_and_pad_ragged_rows_as_not_rated():
+    assert codes([["x", None], ["y", "x"]], ["x", "y"]).tolist() == [[0, -1], [1, 0]]
+    assert codes([["y"], ["x", "y", "x"]], ["x", "y"]).tolist() == [[1, -1, -1], [0, 1, 0]]
+    assert codes([(1, 2), (2, None)], [1, 2]).tolist() == [[0, 1], [1, -1]]
+    assert codes([], ["x"]).shape == (0, 0)
+
+
+def test_a_pair_ignores_labels_on_units_it_does_not_share():
+    # "c" is given only where the other rater gave nothing: not a category of the pair.
+    a = ["a", "b", "a", "c", None, "b"]
+    b = ["a", "b", "b", None, "a", "b"]
+    measure = pair_measure(a, b)
+    assert measure.units == 4
+    assert measure.features.shape == (6, 4)  # two categories: a 2 x 2 joint table per unit
+    assert measure.features.sum(axis=0).tolist() == [1, 1, 0, 2]  # aa, ab, ba, bb
+    assert measure.features[[3, 4]].sum() == 0
+    expected = (3 / 4 - (2 / 4 * 1 / 4 + 2 / 4 * 3 / 4)) / (1 - (2 / 4 * 1 / 4 + 2 / 4 * 3 / 4))
+    assert cohen_kappa(a, b).value == pytest.approx(expected, rel=1e-12)
+
+
+def test_conger_features_mark_each_raters_category():
+    table = [["a", "b", None], [None, "a", "a"], ["b", None, "b"]]
+    features = conger_measure(table).features
+    per_rater = features[:, 2:].reshape(3, 3, 2)  # units x raters x categories
+    for u, row in enumerate(table):
+        for g, label in enumerate(row):
+            expected = [0, 0] if label is None else [label == "a", label == "b"]
+            assert per_rater[u, g].tolist() == expected
+
+
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
+@pytest.mark.parametrize("freedom", [1, 2, 3, 7, 30, 312, 2499])
+def test_few_groups_factor_is_sqrt_g_over_g_minus_1_times_t_over_z(freedom, level):
+    tail = 1 - (1 - level) / 2
+    expected = (
+        math.sqrt((freedom + 1) / freedom)
+        * scipy_stats.t.ppf(tail, freedom)
+        / scipy_stats.norm.ppf(tail)
+    )
+    assert few_groups_factor(freedom, level) == pytest.approx(expected, rel=1e-12)
+    assert few_groups_factor(0, level) == 1.0
+
+
+def test_t_test_p_value_is_scipys_to_the_last_bit():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(2, 120))
+        d = rng.choice([-1.0, 0.0, 1.0], n, p=rng.dirichlet([1, 1, 1]))
+        if np.ptp(d) == 0:
+            continue
+        epsilon = float(rng.choice([0.0, 0.1, 0.15, 0.3]))
+        expected = scipy_stats.ttest_1samp(d, epsilon, alternative="less").pvalue
+        assert p_value(d, epsilon) == float(expected)
+
+
+def test_by_adjustment_is_scipys_and_caps_at_one():
+    rng = np.random.default_rng(3)
+    for m in range(1, 12):
+        p = rng.random(m) ** 2
+        expected = scipy_stats.false_discovery_control(p, method="by")
+        assert by_adjust(list(p)) == [float(x) for x in expected]
+    c3 = 1 + 1 / 2 + 1 / 3
+    assert by_adjust([0.5, 0.6, 0.9]) == [1.0, 1.0, 1.0]  # 0.5 * 3 * c3 = 2.75 before the cap
+    assert by_adjust([0.1, 0.9]) == pytest.approx([0.1 * 2 * 1.5, 1.0])
+    assert by_adjust([0.2]) == [0.2]
+    assert by_adjust([0.01, 0.02, 0.03]) == pytest.approx([0.03 * c3] * 3)
+
+
+def test_resample_groups_are_numbered_by_first_appearance_with_their_first_units_stratum():
+    groups = ["t3", "t1", "t3", "t2", "t1", "t4"]
+    strata = ["x", "y", "ignored", "x", "ignored", "y"]
+    draws, member, count = resample_weights(groups, 40, 5, strata)
+    assert member.tolist() == [0, 1, 0, 2, 1, 3]
+    assert count == 2
+    # Strata {t3, t2} and {t1, t4}: each resample draws two groups from each.
+    assert (draws[:, [0, 2]].sum(axis=1) == 2).all()
+    assert (draws[:, [1, 3]].sum(axis=1) == 2).all()
+    unstratified, member, count = resample_weights(groups, 40, 5)
+    assert member.tolist() == [0, 1, 0, 2, 1, 3] and count == 1
+    assert (unstratified.sum(axis=1) == 4).all()
+
+
+def test_an_interval_leaves_blas_threads_as_they_were():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
+    features = np.column_stack([np.ones(40), np.arange(40) % 3 == 0]).astype(float)
+    measure = Measure(features, lambda s: ratio(s[..., 1], s[..., 0]), 40, floor=0.0)
+    stat = interval(measure, [f"t{i // 2}" for i in range(40)], 200, 1)
+    assert stat.low is not None and stat.low <= 14 / 40 <= stat.high
+    assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info()] == before
+    with _one_blas_thread():
+        inside = {lib["user_api"]: lib["num_threads"] for lib in threadpoolctl.threadpool_info()}
+    assert inside.get("blas", 1) == 1
+
+
+def test_the_chart_engine_warms_up_once_and_charts_render_after_it():
+    render.warm_up()
+    render.warm_up()
+    assert len(render._WARMING) == 1
+    svg = render.chart_svg(
+        {
+            "mark": "bar",
+            "data": {"values": [{"x": "a", "y": 2}]},
+            "encoding": {
+                "x": {"field": "x", "type": "nominal"},
+                "y": {"field": "y", "type": "quantitative"},
+            },
+        }
+    )
+    assert svg.startswith("<svg") and not render._WARMING[0].is_alive()
+
+
+def test_a_rating_table_ordered_by_rank_is_ordered_as_by_repr():
+    from annotate.agreement.tables import ranks, rating_table
+
+    labels = {
+        "b": {("t-10", 2): "x", ("t-2", 10): "y", ("t 1", 0): "x", ("t'3", 1): "y"},
+        "a": {("t-2", 10): "y", ("t-1", 11): "x", ('t"4', 0): "x"},
+    }
+    units, reviewers, table = rating_table(labels)
+    assert units == sorted(units, key=repr) and reviewers == ["a", "b"]
+    assert table[units.index(("t-2", 10))] == ["y", "y"]
+    rank = ranks(units)
+    subset = {r: dict(list(given.items())[1:]) for r, given in labels.items()}
+    assert rating_table(subset, rank=rank) == rating_table(subset)
+    assert rating_table(subset, rank={("t-2", 10): 0}) == rating_table(subset)  # not all ranked
+    assert rating_table(labels, min_ratings=2) == ([("t-2", 10)], ["a", "b"], [["y", "y"]])
