@@ -17,23 +17,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.bench.figures import bench_size, file_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, file_size, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 DEFAULT_SIZE = 1_000_000
 MARKS = (0.25, 0.5, 0.75)
 
 # Runs in a fresh interpreter so its peak RSS is the import's alone. Prints one JSON line.
-_CHILD = """
-import json, resource, sys, time
+_CHILD = (
+    OWN_PEAK
+    + """
+import json, sys, time
 import duckdb, pyarrow
 from annotate.ingest.importer import import_traces
 from annotate.store import open_store
 
-def rss():
+def rss(field="VmRSS:"):
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -53,12 +55,13 @@ if mode == "import":
     seen["end"] = [imported, rss()]
 store.close()
 print(json.dumps({
-    "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    "peak": own_peak(),
     "seconds": time.perf_counter() - started,
     "imported": imported,
     "marks": seen,
 }))
 """
+)
 
 
 def measure(mode: str, path: Path, db: Path, limit: str | None = None) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
 from annotate.store.schema import MIGRATIONS
-from tests.bench.figures import bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,8 +46,10 @@ st.dataframe([{"n": i, "square": i * i} for i in range(10)])
 """
 
 # Runs in the child: every visit is a new AppTest session of one process.
-CHILD = """
-import json, resource, sys, time
+CHILD = (
+    OWN_PEAK
+    + """
+import json, sys, time
 from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from annotate.accounts.users import start_session
@@ -77,9 +79,10 @@ def visit(page):
 found = {"bare": [visit(None), visit(None)]}
 for page in sys.argv[4:]:
     found[page] = [visit(page), visit(page)]
-found["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+found["peak_rss"] = own_peak()
 print(json.dumps(found))
 """
+)
 
 
 def fill_store(db: Path, count: int) -> None:

@@ -21,14 +21,16 @@ from pathlib import Path
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
-from tests.bench.figures import bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
 
 DEFAULT_SIZE = 1_000_000
 DEFAULT_LABELLED = 2_000
 RESAMPLES = 1_000
 
-CHILD = """
-import json, resource, sys, time
+CHILD = (
+    OWN_PEAK
+    + """
+import json, sys, time
 from annotate.store import open_store
 started = time.perf_counter()
 store = open_store(sys.argv[1])
@@ -49,8 +51,9 @@ else:
     loaded = 0.0
 store.close()
 print(json.dumps({"seconds": time.perf_counter() - started, "loaded": loaded, "rows": rows,
-                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                  "peak": own_peak()}))
 """
+)
 
 
 def fill_store(db: Path, count: int, labelled: int) -> None:

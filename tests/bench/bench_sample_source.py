@@ -22,15 +22,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.bench.figures import bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
 
 DEFAULT_SIZE = 10_000_000
 DEFAULT_IMPORT = 200_000
 PER_FILE = 500_000
 FEATURES = np.array(["billing_qa", "hr_policy", "medical_info", "code_assistant", "search"])
 
-_CHILD = """
-import json, resource, sys, time
+_CHILD = (
+    OWN_PEAK
+    + """
+import json, sys, time
 started = time.perf_counter()
 mode, glob, db = sys.argv[1], sys.argv[2], sys.argv[3]
 from annotate.store import open_store
@@ -58,9 +60,10 @@ elif mode == "import":
     result = {"frame": plan.frame_size, "drawn": len(plan.trace_ids)}
 store.close()
 result["seconds"] = time.perf_counter() - started
-result["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+result["peak"] = own_peak()
 print(json.dumps(result))
 """
+)
 
 
 def write_dataset(root: Path, size: int, start: int = 0) -> None:

@@ -24,15 +24,17 @@ from typing import Any
 
 from tests.bench.bench_import_memory import measure as measure_import
 from tests.bench.bench_import_speed import time_read_json
-from tests.bench.figures import megabytes, show
+from tests.bench.figures import OWN_PEAK, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # One report (mode "ours") or the krippendorff baseline (mode "baseline") on a store the parent
 # filled; prints one JSON line with the seconds and the peak RSS.
-_REPORT_CHILD = """
-import json, resource, sys, time
+_REPORT_CHILD = (
+    OWN_PEAK
+    + """
+import json, sys, time
 from annotate.store import open_store
 from tests.bench import bench_calibration_report as bench
 
@@ -48,9 +50,10 @@ store.close()
 print(json.dumps({
     "seconds": seconds,
     "wall": time.perf_counter() - started,
-    "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    "peak": own_peak(),
 }))
 """
+)
 
 
 def sizes(variable: str, default: str) -> list[int]:

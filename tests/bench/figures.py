@@ -30,3 +30,13 @@ def file_size(size: float) -> str:
 def show(line: str) -> None:
     """Print at once: a bench runs for minutes and its output is often piped."""
     print(line, flush=True)
+
+
+# Prepended to the code a bench runs in a fresh interpreter: that interpreter's own peak RSS.
+# VmHWM starts afresh at exec; ru_maxrss (getrusage) carries the parent's peak over it, which
+# made a small child report the bench's own 866 MB-1.8 GB.
+OWN_PEAK = """
+def own_peak():
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
+"""
