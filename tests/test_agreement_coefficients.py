@@ -276,3 +276,42 @@ def test_pair_measures_say_why_they_are_undefined():
     constant = pair_measure(["x", "x", "x"], ["x", "y", "x"]).point()  # Cohen's, by default
     assert constant.reason == "one rater used one category only: kappa is undefined"
     assert pair_measure(["x", "x", "x"], ["x", "y", "x"], "scott").point().reason is None
+
+
+def test_the_many_rater_coefficients_and_percent_agreement_say_why_they_are_undefined():
+    """Catches the reasons of Fleiss' kappa, Gwet's AC1, Brennan-Prediger and percent agreement
+    lost or naming another statistic (mutation run), and the identity weights not the default."""
+    from annotate.stats.coefficients import family_measure, percent_agreement_measure
+
+    one_category = [["a", "a"], ["a", "a", "a"]]
+    no_pair = [["a", None], [None, "b"]]
+    for chance, name in [
+        ("fleiss", "kappa"),
+        ("gwet", "AC1"),
+        ("brennan_prediger", "Brennan-Prediger"),
+    ]:
+        assert family_measure(one_category, chance).point().reason == (
+            f"only one category was used: {name} is undefined"
+        )
+        assert family_measure(no_pair, chance).point().reason == "no unit has two ratings"
+        table = [["a", "b", "a"], ["b", "b", None], ["a", "a", "c"]]
+        assert (
+            family_measure(table, chance).point()
+            == family_measure(table, chance, "identity").point()
+        )
+    assert percent_agreement_measure(no_pair).point().reason == "no unit has two ratings"
+    assert percent_agreement_measure(one_category).point().value == 1.0
+
+
+def test_weighted_percent_agreement_is_gwets_and_never_below_zero():
+    """Catches the weights dropped from percent agreement, and its interval let below 0 by
+    the few-groups widening. By hand (Gwet 2014, 2.2): ratings (1, 2), (1, 1), (3, 3) with
+    quadratic weights 1 - d^2 / 4: unit 1 agrees 0.75, the others 1: (0.75 + 1 + 1) / 3."""
+    from annotate.stats.coefficients import percent_agreement_measure
+
+    table = [[1, 2], [1, 1], [3, 3]]
+    assert percent_agreement_measure(table, "quadratic").point().value == pytest.approx(11 / 12)
+    assert percent_agreement_measure(table).point().value == pytest.approx(2 / 3)
+    low_agreement = [["a", "b"], ["a", "b"], ["b", "a"], ["a", "a"]]
+    stat = interval(percent_agreement_measure(low_agreement), list(range(4)), 1000, seed=0)
+    assert stat.value == 0.25 and stat.low == 0.0
