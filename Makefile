@@ -58,6 +58,7 @@ coverage: install
 # Mutation testing of the modules in [tool.mutmut] (slow: not part of make test). Resumes
 # where it stopped; MODULE=annotate.sampling.allocation limits it to one module.
 mutate: install
+	$(BIN)/python tests/mutate_refresh.py
 	$(BIN)/mutmut run $(if $(MODULE),"$(MODULE).*",)
 	$(BIN)/mutmut results --all true | awk '{print $$NF}' | sort | uniq -c
 	@$(BIN)/mutmut results --all true | awk '{n++} /killed/{k++} END {printf "mutation score: %d of %d killed (%.0f%%)\n", k, n, 100*k/n}'
