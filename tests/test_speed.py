@@ -161,7 +161,7 @@ def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monk
 
     monkeypatch.delenv("ANNOTATE_MEMORY_LIMIT", raising=False)
     store = open_store(tmp_path / "default.duckdb")
-    assert store.scalar("SELECT current_setting('memory_limit')") == "244.1 MiB"  # 256MB
+    assert store.scalar("SELECT current_setting('memory_limit')") == "488.2 MiB"  # 512MB
     store.close()
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "1GB")
     store = open_store(tmp_path / "big.duckdb")
@@ -170,3 +170,29 @@ def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monk
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "lots")
     with pytest.raises(StoreError, match="ANNOTATE_MEMORY_LIMIT='lots' is not a size"):
         open_store(tmp_path / "bad.duckdb")
+
+
+def test_an_import_past_the_memory_limit_stores_nothing_and_says_how_to_raise_it(
+    tmp_path, monkeypatch
+):
+    """Catches DuckDB's out-of-memory error shown raw (it suggests SQL settings a user cannot
+    type) or an import left half-written: a 1M import failed at COMMIT under the old 256MB
+    default. Here 20,000 traces under an 8MB limit."""
+    from annotate.errors import StoreError
+    from annotate.ingest.importer import import_traces
+    from annotate.store import open_store
+    from tests.bench.synthetic import write_jsonl
+
+    source = tmp_path / "traces.jsonl"
+    write_jsonl(source, 20_000)
+    monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "8MB")
+    store = open_store(tmp_path / "small.duckdb")
+    with pytest.raises(StoreError) as failed:
+        import_traces(store, source, fmt="jsonl")
+    message = str(failed.value)
+    assert "ran out of its memory limit (8MB)" in message
+    assert "nothing of this operation was stored" in message
+    assert "ANNOTATE_MEMORY_LIMIT=2GB" in message
+    assert store.scalar("SELECT count(*) FROM traces") == 0
+    assert store.scalar("SELECT count(*) FROM imports") == 0
+    store.close()

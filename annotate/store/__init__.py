@@ -24,7 +24,7 @@ from annotate.store.schema import MIGRATIONS
 DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
-DEFAULT_MEMORY_LIMIT = "256MB"
+DEFAULT_MEMORY_LIMIT = "512MB"
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -67,7 +67,19 @@ class Store:
             )
             return result.fetchall()
         except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: duckdb.Error) -> StoreError:
+        """duckdb's error as ours; running out of the memory limit says how to raise it."""
+        text = str(exc)
+        if isinstance(exc, duckdb.OutOfMemoryException) or "failed to pin block" in text:
+            first = text.splitlines()[0] if text else type(exc).__name__
+            return StoreError(
+                f"{self.path}: the store ran out of its memory limit ({memory_limit()}), so "
+                "nothing of this operation was stored; run it again with a larger limit, for "
+                f"example ANNOTATE_MEMORY_LIMIT=2GB ({first})"
+            )
+        return StoreError(f"{self.path}: {exc}")
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         self._run(sql, params)
@@ -91,7 +103,7 @@ class Store:
             names = [column[0] for column in result.description or []]
             return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
         except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
+            raise self._failed(exc) from exc
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         row = self.fetchone(sql, params)
@@ -103,7 +115,7 @@ class Store:
             try:
                 return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
             except duckdb.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+                raise self._failed(exc) from exc
 
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
         """Bulk insert an Arrow table; `table` comes from a closed set of names."""
@@ -126,7 +138,7 @@ class Store:
                     return self.conn.execute(sql, params).fetchall()
                 return self.conn.execute(sql).fetchall()
             except duckdb.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+                raise self._failed(exc) from exc
 
     def fetch_arrow_with_batch(
         self, sql: str, data: Any, params: Sequence[Any] | None = None
@@ -137,7 +149,7 @@ class Store:
             try:
                 return self.conn.sql(sql, params=list(params) if params else None).to_arrow_table()
             except duckdb.Error as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+                raise self._failed(exc) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
@@ -162,7 +174,7 @@ class Store:
 
 
 def memory_limit() -> str:
-    """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 256MB."""
+    """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 512MB."""
     value = os.environ.get("ANNOTATE_MEMORY_LIMIT", "").strip() or DEFAULT_MEMORY_LIMIT
     if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
         raise StoreError(
