@@ -547,3 +547,117 @@ def test_a_where_value_may_hold_an_equals_sign_and_an_open_end_stays_open():
     filters = parse_where(["attr.prompt=v=2,v=3", "until=2026-03-01"])
     assert filters.attributes == {"prompt": ("v=2", "v=3")}
     assert filters.since is None and filters.until is not None
+
+
+# Found by mutation testing of annotate/sampling/allocation.py: weights, zero-weight strata,
+# the breakpoint search, rounding, and the degenerate and mismatched inputs.
+def test_neyman_weights_use_each_stratums_own_judge_rate() -> None:
+    """Catches the judge rate ignored (every stratum weighted as if p = 0.5), and an unknown
+    allocation or mismatched populations/rates passing without the documented error."""
+    from annotate.sampling.allocation import allocation_weights
+
+    # N_h * sqrt(p(1-p)): 100 * 0.5, 200 * sqrt(0.09) = 60, 50 * 0.5 (no verdict)
+    weights = allocation_weights("neyman", [100, 200, 50], [0.5, 0.1, None])
+    assert weights == pytest.approx([50.0, 60.0, 25.0])
+    with pytest.raises(ValueError):
+        allocation_weights("neyman", [100, 200], [0.5])
+    with pytest.raises(SampleError) as unknown:
+        allocation_weights("optimal", [1], [None])
+    assert str(unknown.value) == (
+        "unknown allocation 'optimal'; use one of: proportional, equal, neyman, explicit"
+    )
+
+
+def test_zero_weight_strata_stay_at_their_minimum_until_the_weighted_ones_are_full() -> None:
+    """Catches zero-weight strata (Neyman with a judge rate of 0 or 1) given a share, the
+    weighted strata's capacity misjudged, and the rest not shared in proportion to size."""
+    # weight 0 stays at the minimum 1; the weighted stratum takes the other 49
+    assert allocate(50, [100, 100], [100.0, 0.0]) == [49, 1]
+    # weighted capacity 10 + 10, zero-weight minimum 3: n = 22 <= 23, so the zero-weight
+    # stratum stays at 3; lambda * (1, 2) clipped to 10 sums to 19 at lambda = 9 -> 9, 10
+    assert allocate(22, [10, 10, 10], [1.0, 2.0, 0.0], minimum=3) == [9, 10, 3]
+    # weighted stratum full (10); the zero-weight strata share the other 20 as 10:40 with
+    # minimum 8: 20 * 10/50 = 4 -> raised to 8, the 40-stratum takes the remaining 12
+    assert allocate(30, [10, 10, 40], [1.0, 0.0, 0.0], minimum=8) == [10, 8, 12]
+    # no minimum in the way: 20 shared as 10:30 -> 5, 15
+    assert allocate(25, [5, 10, 30], [1.0, 0.0, 0.0]) == [5, 5, 15]
+
+
+def test_only_relative_weights_matter_and_tiny_ones_count_as_zero() -> None:
+    """Catches weights not normalised by the largest (tiny or huge weights under- or
+    overflowing) and the documented rule that a weight under 1e-12 of the largest is zero."""
+    for scale in (1.0, 1e-300, 1e300):
+        # weights 1:3 of n = 10 -> 2.5, 7.5; the tie in remainders goes to the earlier stratum
+        assert allocate(10, [100, 100], [1 * scale, 3 * scale]) == [3, 7]
+        # the second stratum has weight 0: it stays at the minimum 3
+        assert allocate(7, [19, 28], [5 * scale, 0.0], minimum=3) == [4, 3]
+    # 1e-7 and 3e-7 are under 1e-12 of 1e6: both count as zero, so once the first stratum is
+    # full they share the other 10 by size (10:10 -> 5, 5), not by weight (1:3)
+    assert allocate(20, [10, 10, 10], [1e6, 1e-7, 3e-7]) == [10, 5, 5]
+
+
+def test_the_search_lands_on_n_at_and_just_after_a_breakpoint() -> None:
+    """Catches the search passing a breakpoint where the clipped shares already sum to n, and
+    (a real bug, fixed) a stratum lost from the slope to rounding (3 / w * w < 3), after which
+    the overshoot was trimmed from the wrong stratum: n = 48 gave [25, 3, 12, 8]."""
+    weights = [0.039057088571017085, 0.0, 4.0, 0.6797561012955662]
+    # relative weights 0.0098, 0, 1, 0.17: stratum 2 is full (12) from lambda = 12, stratum 3
+    # (29) from lambda = 170.6; stratum 0 leaves its minimum 3 only at lambda = 307, so
+    # n = 47 is 3 + 3 + 12 + 29, and each trace more goes to stratum 0 (up to its 25)
+    for n in (47, 48, 50, 69):
+        assert allocate(n, [25, 23, 12, 29], weights, minimum=3) == [n - 44, 3, 12, 29]
+    # the same bug elsewhere: once the heaviest stratum is full, the next one takes the rest
+    # (relative weights 0.6, 0, 1: stratum 2 full at 23, stratum 0 takes 41 - 23 - 2 = 16)
+    assert allocate(41, [25, 23, 23], [9.0, 0.0, 15.0], minimum=2) == [16, 2, 23]
+    assert allocate(43, [29, 17], [0.3817673523445839, 5.0], minimum=5) == [26, 17]
+    assert allocate(38, [19, 19, 16], [0.8424040637069136, 19.0, 0.0], minimum=4) == [15, 19, 4]
+
+
+def test_the_slope_counts_only_strata_between_their_bounds() -> None:
+    """Catches a stratum still held at its minimum counted in the slope of the search."""
+    # relative weights 1/3, 1, 0, 0 with minimum 5: the zero-weight strata keep 5 each, so
+    # s0 + s1 = 20; at lambda = 15, s1 = 15 and s0 = max(15/3, 5) = 5
+    assert allocate(30, [8, 24, 26, 13], [1.0, 3.0, 0.0, 0.0], minimum=5) == [5, 15, 5, 5]
+
+
+def test_rounding_keeps_an_integer_share_when_floating_error_overshoots() -> None:
+    """Catches the floor's tolerance turned the wrong way and the overshoot loop adding."""
+    # relative weights 1, 0 x4, 0.9565/11 = 0.087: zero-weight strata keep min(4, N_h) = 4, 4, 1, 2;
+    # the first is full (30) and the last takes the remaining 54 - 30 - 11 = 13
+    assert allocate(54, [30, 14, 19, 1, 2, 23], [11.0, 0, 0, 0, 0, 0.9565397294242834], 4) == [
+        30,
+        4,
+        4,
+        1,
+        2,
+        13,
+    ]
+
+
+def test_allocate_defaults_to_one_per_stratum_and_allocates_nothing_to_nothing() -> None:
+    """Catches a different default minimum, and a crash when there is nothing to share."""
+    assert allocate(3, [10, 10, 10], [1.0, 0.0, 0.0]) == [1, 1, 1]
+    assert allocate(0, [], []) == []
+    assert allocate(0, [0, 0], [0.0, 0.0]) == [0, 0]
+
+
+def test_too_small_n_names_every_way_out() -> None:
+    """Catches the minimum-per-stratum error losing its last suggestion."""
+    with pytest.raises(SampleError) as caught:
+        allocate(3, [10, 10], [1.0, 1.0], minimum=2)
+    assert str(caught.value) == (
+        "n=3 cannot give each of the 2 strata its minimum (4 traces in all); raise n to 4, "
+        "lower the minimum, or stratify by fewer columns"
+    )
+
+
+def test_mismatched_lengths_are_an_error_not_a_silent_truncation() -> None:
+    """Catches a stratum silently dropped when keys/values and populations differ in length."""
+    from annotate.sampling.allocation import StratumPlan
+
+    plan = StratumPlan(values=("billing_qa",), population=10, sample=2, judge_rate=None)
+    assert plan.as_json(("feature",))["stratum"] == {"feature": "billing_qa"}
+    with pytest.raises(ValueError):
+        plan.as_json(("feature", "risk_category"))
+    with pytest.raises(ValueError):
+        explicit_sizes([("a",), ("b",)], [5], {("a",): 1, ("b",): 9})

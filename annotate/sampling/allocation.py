@@ -209,10 +209,13 @@ def _solve_lambda(
     for point in points:
         if sum(shares(point)) >= n:
             base = sum(shares(previous))
+            # strata between their bounds on the whole interval: test them at its middle, not at
+            # `previous` (= lo / w for some stratum, where lo / w * w < lo loses it to rounding)
+            middle = (previous + point) / 2
             slope = sum(
                 w
                 for w, lo, up in zip(scaled, lower, upper, strict=True)
-                if w > 0 and lo <= previous * w and point * w <= up
+                if w > 0 and lo <= middle * w <= up
             )
             return shares(previous + (n - base) / slope if slope > 0 else point)
         previous = point
