@@ -695,3 +695,19 @@ def test_single_group_strata_are_pooled_and_shared_resamples_are_read_only():
     assert few_groups_factor(1, 0.95) == pytest.approx(
         math.sqrt(2) * t.ppf(0.975, 1) / norm.ppf(0.975)
     )
+
+
+def test_ratios_of_fractional_weights_a_point_undefined_and_an_empty_wilson_rate():
+    """Catches (mutation run) a ratio whose denominator below 1 (a weighted sum) is replaced by
+    1, a point undefined on the whole table losing its units or reason, and a rate with no units
+    losing the name of its method."""
+    from annotate.stats.intervals import Measure, ratio
+    from annotate.stats.rates import wilson_rate
+
+    got = ratio(np.array([0.25, 1.0, 0.0]), np.array([0.5, 0.0, 2.0]))
+    assert got[0] == 0.5 and np.isnan(got[1]) and got[2] == 0.0
+    nowhere = Measure(np.ones((3, 1)), lambda s: np.full(s.shape[:-1], np.nan), 3)
+    point = nowhere.point()
+    assert (point.value, point.units, point.reason) == (None, 3, "undefined on these ratings")
+    empty = wilson_rate(0, 0, "claims")
+    assert (empty.rate, empty.n, empty.method, empty.reason) == (None, 0, "claims", "no units")
