@@ -339,6 +339,20 @@ def test_by_adjustment_by_hand() -> None:
     assert by_adjust([0.01, 0.011, 0.5])[0] <= 0.05
 
 
+def test_by_adjustment_is_scipys_and_caps_at_one() -> None:
+    """Catches a cap above 1 or none (adjusted p-values of 2.75 would be printed)."""
+    rng = np.random.default_rng(3)
+    for m in range(1, 12):
+        p = rng.random(m) ** 2
+        expected = stats.false_discovery_control(p, method="by")
+        assert by_adjust(list(p)) == [float(x) for x in expected]
+    c3 = 1 + 1 / 2 + 1 / 3
+    assert by_adjust([0.5, 0.6, 0.9]) == [1.0, 1.0, 1.0]  # 0.5 * 3 * c3 = 2.75 before the cap
+    assert by_adjust([0.1, 0.9]) == pytest.approx([0.1 * 2 * 1.5, 1.0])
+    assert by_adjust([0.2]) == [0.2]
+    assert by_adjust([0.01, 0.02, 0.03]) == pytest.approx([0.03 * c3] * 3)
+
+
 def step_up(p: list[float], q: float) -> set[int]:
     m = len(p)
     c = sum(1 / k for k in range(1, m + 1))

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from annotate.report import render
-from annotate.stats.alt_test import by_adjust, p_value
+from annotate.stats.alt_test import p_value
 from annotate.stats.coefficients import cohen_kappa, conger_measure, pair_measure
 from annotate.stats.intervals import (
     Measure,
@@ -99,19 +99,6 @@ def test_t_test_p_value_is_scipys_to_the_last_bit():
         epsilon = float(rng.choice([0.0, 0.1, 0.15, 0.3]))
         expected = scipy_stats.ttest_1samp(d, epsilon, alternative="less").pvalue
         assert p_value(d, epsilon) == float(expected)
-
-
-def test_by_adjustment_is_scipys_and_caps_at_one():
-    rng = np.random.default_rng(3)
-    for m in range(1, 12):
-        p = rng.random(m) ** 2
-        expected = scipy_stats.false_discovery_control(p, method="by")
-        assert by_adjust(list(p)) == [float(x) for x in expected]
-    c3 = 1 + 1 / 2 + 1 / 3
-    assert by_adjust([0.5, 0.6, 0.9]) == [1.0, 1.0, 1.0]  # 0.5 * 3 * c3 = 2.75 before the cap
-    assert by_adjust([0.1, 0.9]) == pytest.approx([0.1 * 2 * 1.5, 1.0])
-    assert by_adjust([0.2]) == [0.2]
-    assert by_adjust([0.01, 0.02, 0.03]) == pytest.approx([0.03 * c3] * 3)
 
 
 def test_resample_groups_are_numbered_by_first_appearance_with_their_first_units_stratum():
