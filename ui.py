@@ -49,6 +49,26 @@ def _computed(path: str, mark: tuple, name: str, args: tuple, kwargs: dict, _fun
     return _function(store(), *args, **kwargs)
 
 
+def chart(build, *args, where=None, key: str | None = None, width: str = "stretch") -> bool:
+    """Draw the altair chart `build(*args)` (None: nothing to draw; returns whether it drew).
+
+    Its Vega-Lite spec is made once per distinct input and shared by every session: building
+    and validating an altair chart took more of a Calibration revisit than all its numbers.
+    The spec is the one st.altair_chart would send (Streamlit's own conversion)."""
+    spec = _chart_spec(f"{build.__module__}.{build.__qualname__}", args, build)
+    if spec is not None:
+        (where or st).vega_lite_chart(spec=spec, width=width, key=key)
+    return spec is not None
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _chart_spec(name: str, args: tuple, _build):
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec as convert
+
+    found = _build(*args)
+    return None if found is None else convert(found)  # st.altair_chart's own (takes its lock)
+
+
 def show_error(exc: AnnotateError) -> None:
     st.error(md(app_text(str(exc))))  # no icon: Material icons load from a Google server
 

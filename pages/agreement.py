@@ -108,6 +108,4 @@ if user.is_lead:
         except AnnotateError as exc:
             ui.show_error(exc)
 
-chart = charts.over_time_chart(result["over_time"])
-if chart is not None:
-    st.altair_chart(chart, width="stretch", key="agreement_over_time")
+ui.chart(charts.over_time_chart, result["over_time"], key="agreement_over_time")

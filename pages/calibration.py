@@ -42,7 +42,7 @@ judged_at = ui.computed(judge_levels, judge)  # open at a level the judge judged
 level = right.selectbox(
     "Level", LEVELS, index=LEVELS.index(judged_at[0]) if judged_at else 0, key="calibration_level"
 )
-slices = [*STRATUM_COLUMNS, "error_type", *ui.computed(attribute_names)]  # scans every trace
+slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
 
 saved = load_thresholds(store)
@@ -82,8 +82,9 @@ st.caption(
 )
 
 left, right = st.columns([1, 2])
-left.altair_chart(
-    charts.confusion_chart(report["confusion"]), width="content", key="calibration_confusion"
+confusion = report["confusion"]
+ui.chart(
+    charts.confusion_chart, confusion, where=left, width="content", key="calibration_confusion"
 )
 right.dataframe(
     pd.DataFrame(
@@ -96,9 +97,7 @@ right.dataframe(
 
 if report["slices"]:
     st.subheader("Per slice")
-    chart = charts.slice_chart(report["slices"])
-    if chart is not None:
-        st.altair_chart(chart, width="stretch", key="calibration_slices_chart")
+    ui.chart(charts.slice_chart, report["slices"], key="calibration_slices_chart")
     rows = slice_summary(report["slices"])
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
 

@@ -66,6 +66,6 @@ if not document["rows"]:
     st.stop()
 frame = widgets.scores_frame(document["rows"])
 st.dataframe(frame, hide_index=True, key="canary_scores")
-st.altair_chart(widgets.pass_rate_chart(frame), width="stretch")
+ui.chart(widgets.pass_rate_chart, frame)
 with st.expander("Each response"):
     st.dataframe(pd.DataFrame(response_rows(store, name)), hide_index=True)

@@ -88,7 +88,7 @@ for column, key, title in zip(
     ("Traces by feature", "Traces by risk category", "Traces by model"),
     strict=True,
 ):
-    column.altair_chart(_bar(status[key], title), width="stretch")
+    ui.chart(_bar, status[key], title, where=column)
 
 st.subheader("Imports")
 st.dataframe(pd.DataFrame(status["imports"]), hide_index=True, key="home_imports")

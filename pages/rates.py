@@ -57,9 +57,7 @@ if inputs.unmapped:
             ", ".join(f"{k} ({v})" for k, v in inputs.unmapped.items()),
         )
     )
-chart = charts.rates_chart(rows, threshold)
-if chart is not None:
-    st.altair_chart(chart, width="stretch", key="rates_chart")
+ui.chart(charts.rates_chart, rows, threshold, key="rates_chart")
 st.dataframe(charts.rates_frame(rows), hide_index=True, key="rates_table")
 st.caption(
     "weighted_human: reviewers' gold weighted by the sample's inclusion probabilities · "
@@ -72,11 +70,8 @@ window = st.selectbox("Window", ["week", "day", "month"], key="rates_window")
 found = trend(
     load_inputs(store, sample, [window], inputs.judge), window, level, threshold=threshold
 )
-trend_chart = charts.trend_chart(found["rows"], window)
-if trend_chart is None:
+if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
     st.info("No window has a number yet.")
-else:
-    st.altair_chart(trend_chart, width="stretch", key="rates_trend_chart")
 rates_widgets.drift_alerts(found)
 
 st.subheader("Error types (claims whose gold is unsupported, weighted)")

@@ -76,7 +76,7 @@ if plan is not None:
         )
     )
     frame = plan_frame(plan)
-    st.altair_chart(charts.stratum_share_chart(frame), width="stretch")
+    ui.chart(charts.stratum_share_chart, frame)
     st.dataframe(frame, hide_index=True)
     if st.button(ui.fmt("Draw sample {}", plan.spec.name), type="primary", key="sample_draw"):
         try:

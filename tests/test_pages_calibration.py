@@ -202,3 +202,34 @@ def test_an_unmapped_judge_label_stops_the_page_until_a_lead_maps_it(store_copy,
     lead.button(key="calibration_map_save").click().run()
     assert not lead.exception, lead.exception
     assert any(e.value.startswith("Overall: not ready") for e in lead.error)
+
+
+def test_a_revisit_draws_the_same_charts_without_building_them_again(store_copy, monkeypatch):
+    """Catches a chart built on every visit (building and validating the altair charts was
+    the largest part of a Calibration revisit), or a cached chart drawn for other numbers."""
+    from annotate.report import charts
+
+    built: list[dict] = []
+    confusion_chart = charts.confusion_chart
+
+    def counted(confusion, *args):
+        built.append(dict(confusion))
+        return confusion_chart(confusion, *args)
+
+    monkeypatch.setattr(charts, "confusion_chart", counted)
+    first = run_app(LEAD, "pages/calibration.py")
+    again = run_app(LEAD, "pages/calibration.py")  # a new session: a revisit
+    assert len(built) == 1
+    specs = [[e.proto.spec for e in app.get("vega_lite_chart")] for app in (first, again)]
+    assert specs[0] == specs[1] and specs[0]
+    cells = {k: built[0][k] for k in ("tp", "fp", "tn", "fn")}
+    assert sum(cells.values()) > 0
+    shown = first.get("vega_lite_chart")[0].proto
+    rows = [r for d in shown.datasets for r in _arrow_rows(d.data.data)]
+    assert sorted(r["units"] for r in rows if "units" in r) == sorted(cells.values())
+
+
+def _arrow_rows(buffer: bytes) -> list[dict]:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(buffer).read_all().to_pylist()

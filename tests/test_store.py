@@ -92,3 +92,56 @@ def test_one_session_used_from_two_threads_takes_turns(fresh_store):
         thread.join()
     assert errors == []
     assert session.scalar("SELECT count(*) FROM import_errors") == 400
+
+
+def _write(path, rows):
+    import json
+
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _trace(trace_id: str, **attributes) -> dict:
+    return {"trace_id": trace_id, "response": "It is 4.", "context": "2 + 2 = 4", **attributes}
+
+
+def test_attribute_names_come_from_the_imports_without_a_trace_scan(fresh_store, tmp_path):
+    """Catches a page offering stale slices: each import adds the keys it brings, once; a
+    failed import adds none; the list is what the traces' own JSON holds."""
+    from annotate.ingest.importer import import_traces
+    from annotate.store.samples import attribute_names, has_attribute
+
+    assert attribute_names(fresh_store) == []
+    rows = [_trace("a", tenant="x", chunking="c1"), _trace("b", tenant="y"), _trace("c")]
+    import_traces(fresh_store, _write(tmp_path / "one.jsonl", rows))
+    assert attribute_names(fresh_store) == ["chunking", "tenant"]
+    import_traces(fresh_store, _write(tmp_path / "two.jsonl", [_trace("d", tenant="z", app="w")]))
+    assert attribute_names(fresh_store) == ["app", "chunking", "tenant"]
+    assert fresh_store.scalar("SELECT count(*) FROM trace_attribute_names") == 3
+    assert attribute_names(fresh_store, limit=2) == ["app", "chunking"]
+    assert has_attribute(fresh_store, "tenant") and not has_attribute(fresh_store, "region")
+    scanned = fresh_store.fetchall(
+        "SELECT DISTINCT unnest(json_keys(attributes)) AS k FROM traces ORDER BY k"
+    )
+    assert [k for (k,) in scanned] == attribute_names(fresh_store)
+
+    with pytest.raises(RuntimeError), fresh_store.transaction():
+        import_traces(fresh_store, _write(tmp_path / "three.jsonl", [_trace("e", region="eu")]))
+        raise RuntimeError("the import's transaction rolls back")
+    assert not has_attribute(fresh_store, "region")
+
+
+def test_migration_0013_lists_the_attribute_names_of_traces_imported_before_it(db_path, tmp_path):
+    from annotate.ingest.importer import import_traces
+    from annotate.store.samples import attribute_names
+
+    store = open_store(db_path)
+    import_traces(store, _write(tmp_path / "t.jsonl", [_trace("a", tenant="x"), _trace("b")]))
+    store.execute("DROP TABLE trace_attribute_names")
+    store.execute("DELETE FROM schema_migrations WHERE name = '0013_attribute_names'")
+    store.close()
+    store = open_store(db_path)  # 0013 applied again, as to a store from before it
+    try:
+        assert attribute_names(store) == ["tenant"]
+    finally:
+        store.close()

@@ -60,9 +60,7 @@ def score_summary(summary: Mapping[str, Any]) -> None:
             f"{summary['std']:.3f}",
         )  # fmt: skip
     )
-    chart = charts.score_chart(summary)
-    if chart is not None:
-        st.altair_chart(chart, width="stretch", key="rates_scores_chart")
+    ui.chart(charts.score_chart, summary, key="rates_scores_chart")
 
 
 def _top_up(store: Store, sample: str, plan: dict, with_judge: bool, user: Any) -> None:

@@ -91,6 +91,7 @@ def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None
     if not traces:
         return
     store.insert_arrow("traces", TRACE_COLUMNS, _trace_table(import_id, traces))
+    _add_attribute_names(store, traces)
     ids = pa.array([t.trace_id for t in traces], pa.string())
     contexts = [t.contexts for t in traces]
     items = [c for group in contexts for c in group]
@@ -128,6 +129,17 @@ def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None
         owners = _owners(ids, judged, "position")["trace_id"]
         store.insert_arrow(
             "judge_verdicts", _VERDICT_COLUMNS, _verdict_table(import_id, owners, verdicts)
+        )
+
+
+def _add_attribute_names(store: Store, traces: Sequence[Trace]) -> None:
+    """Record attribute keys not seen before (the pages list them without scanning traces)."""
+    names = {name for trace in traces for name in trace.attributes}
+    if names:
+        store.fetch_with_batch(
+            "INSERT INTO trace_attribute_names SELECT name FROM _batch "
+            "WHERE name NOT IN (SELECT name FROM trace_attribute_names)",
+            pa.table({"name": pa.array(sorted(names), pa.string())}),
         )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from annotate.store.schema_review import CLAIM_VERSIONS, QUESTIONS
+from annotate.store.schema_review import ATTRIBUTE_NAMES, CLAIM_VERSIONS, QUESTIONS
 from annotate.store.schema_rubrics import rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
@@ -378,4 +378,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_claim_versions", CLAIM_VERSIONS),
     ("0011_questions", QUESTIONS),
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
+    ("0013_attribute_names", ATTRIBUTE_NAMES),
 ]
