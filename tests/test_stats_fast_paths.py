@@ -8,6 +8,7 @@ replaced, computed here by scipy.stats or by plain counting, including the rarer
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 
 import numpy as np
@@ -128,21 +129,59 @@ def test_an_interval_leaves_blas_threads_as_they_were():
     assert inside.get("blas", 1) == 1
 
 
-def test_the_chart_engine_warms_up_once_and_charts_render_after_it():
+BAR = {
+    "mark": "bar",
+    "data": {"values": [{"x": "a", "y": 2}]},
+    "encoding": {
+        "x": {"field": "x", "type": "nominal"},
+        "y": {"field": "y", "type": "quantitative"},
+    },
+}
+
+
+def test_the_chart_engine_starts_once_in_a_helper_process_and_renders_after_it():
+    """Catches a warm-up that blocks the numbers (vl-convert holds the GIL while its engine
+    starts) or starts a helper per chart."""
+    from annotate.report.svg import RENDERER
+
     render.warm_up()
+    helper = RENDERER._process
     render.warm_up()
-    assert len(render._WARMING) == 1
-    svg = render.chart_svg(
-        {
-            "mark": "bar",
-            "data": {"values": [{"x": "a", "y": 2}]},
-            "encoding": {
-                "x": {"field": "x", "type": "nominal"},
-                "y": {"field": "y", "type": "quantitative"},
-            },
-        }
-    )
-    assert svg.startswith("<svg") and not render._WARMING[0].is_alive()
+    assert helper is not None and RENDERER._process is helper and helper.pid != os.getpid()
+    svg = render.chart_svg(BAR)
+    assert svg.startswith("<svg") and RENDERER._process is helper
+    assert render.chart_svg(BAR) == svg
+
+
+def test_a_refused_chart_says_so_and_the_next_one_renders():
+    from annotate.report.svg import ChartError
+
+    with pytest.raises(ChartError, match="vl-convert could not render a chart"):
+        render.chart_svg({"mark": "no-such-mark", "data": {"values": []}})
+    assert render.chart_svg(BAR).startswith("<svg")
+
+
+def test_charts_render_in_this_process_when_the_helper_stops_or_cannot_start(monkeypatch):
+    """The same SVG whether the helper renders it, died before it could, or never started."""
+    import subprocess
+
+    from annotate.report.svg import Renderer
+
+    renderer = Renderer()
+    expected = renderer.svg(BAR)
+    renderer._process.kill()
+    renderer._process.wait()
+    assert renderer.svg(BAR) == expected  # a new helper
+    renderer._process.stdout.close()  # one that stops answering mid-chart
+    assert renderer.svg(BAR) == expected
+    renderer.close()
+
+    def no_process(*args, **kwargs):
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    alone = Renderer()
+    assert alone.svg(BAR) == expected and alone._process is None
 
 
 def test_a_rating_table_ordered_by_rank_is_ordered_as_by_repr():

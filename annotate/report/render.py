@@ -5,17 +5,15 @@ All text is untrusted (it may quote traces): HTML-escaped everywhere, and the pa
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import re
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
-import vl_convert
+from annotate.report.svg import RENDERER
 
 TONES = ("plain", "good", "bad", "note")
 MISSING = "—"
@@ -142,30 +140,17 @@ def sanitise_svg(svg: str) -> str:
     return _TAG.sub(lambda tag: _ONE_ATTR.sub(_safe_attr, tag.group(0)), svg)
 
 
-_WARMING: list[threading.Thread] = []
-
-
 def warm_up() -> None:
-    """Start vl-convert's JavaScript engine in the background, once per process.
+    """Start the chart renderer (a helper process with vl-convert's engine) without waiting.
 
-    Its first chart costs ~0.3 s of engine start; vl-convert releases the GIL, so a report
-    that calls this before computing its numbers draws its charts at once afterwards."""
-    if not _WARMING:
-        thread = threading.Thread(target=_warm, name="vl-convert warm-up", daemon=True)
-        _WARMING.append(thread)
-        thread.start()
-
-
-def _warm() -> None:
-    with contextlib.suppress(Exception):  # only a head start: a real chart reports its error
-        vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}})
+    Its first chart costs ~0.3 s of engine start, during which vl-convert holds the GIL; a
+    report that calls this before computing its numbers finds the engine ready afterwards."""
+    RENDERER.start()
 
 
 def chart_svg(spec: dict[str, Any]) -> str:
     """A Vega-Lite spec rendered offline by vl-convert, sanitised for inlining."""
-    for thread in _WARMING:
-        thread.join()  # one conversion at a time
-    return sanitise_svg(vl_convert.vegalite_to_svg(spec)).strip()
+    return sanitise_svg(RENDERER.svg(spec)).strip()
 
 
 # --- HTML ---------------------------------------------------------------------------
