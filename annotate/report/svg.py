@@ -1,10 +1,8 @@
-"""Vega-Lite charts rendered to SVG by vl-convert in a helper process, started ahead of need.
+"""Charts rendered to SVG by vl-convert in a helper process, started ahead of need.
 
-vl-convert holds the GIL while its JavaScript engine starts (~0.3 s, once per process), so a
-thread gave a report no head start: starting it stopped the numbers for as long. A child
-process starts the engine on the other core while the report computes its numbers, then
-renders each chart it is sent. If the child cannot be started, or stops, charts are rendered
-in this process as before: the same SVG, only slower the first time.
+vl-convert holds the GIL while its engine starts (~0.3 s), so a thread gave a report no head
+start; a child process starts it on the other core while the report computes its numbers.
+If the child cannot start, or stops, charts are rendered in this process: the same SVG.
 """
 
 from __future__ import annotations
