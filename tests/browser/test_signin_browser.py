@@ -9,6 +9,7 @@ deactivation and a new password end the session; wrong passwords are slowed.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,33 @@ def test_an_auditor_reaches_no_lead_page_by_url_or_by_reload(
             assert page.locator(".annotate-claim").count() == 0, path
     sidebar = page.locator("[data-testid='stSidebar']").inner_text()
     assert not [t for t in LEAD_ONLY.values() if t in sidebar.split("\n")], sidebar
+    context.close()
+
+
+def test_an_auditor_sees_calibration_charts_drawn_and_downloads_the_report_with_them(
+    browser: Any, accounts_url: str
+) -> None:
+    """As the least privileged role that reads Calibration: the charts are drawn from their
+    shared specs (ui.chart), a revisit draws them again, and the report prepared in the app
+    (charts rendered by the helper process) holds every chart as inline SVG."""
+    context = browser.new_context(base_url=accounts_url, accept_downloads=True)
+    page = context.new_page()
+    page.goto("/calibration")
+    sign_in(page, "vera", PASSWORD)
+    for _ in range(2):  # the first visit, then a new session of the same page
+        page.get_by_role("heading", name="Calibration of the judge", exact=True).wait_for()
+        cells = page.locator("[data-testid='stVegaLiteChart']").first.locator(
+            "svg .mark-rect.role-mark path"
+        )
+        cells.first.wait_for()
+        assert cells.count() == 4  # the confusion matrix's four cells
+        page.reload()
+    page.get_by_role("button", name="Prepare the report (HTML, Markdown, JSON)").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download report.html").click()
+    html = Path(download.value.path()).read_text()
+    figures = re.findall(r'<figure class="chart"[^>]*><svg', html)
+    assert len(figures) == html.count("<figure") >= 2 and "<script" not in html
     context.close()
 
 
