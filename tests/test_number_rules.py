@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from bca_reference import bca_widened
 from sklearn import metrics
 from statsmodels.stats.proportion import proportion_confint
 
@@ -550,38 +551,13 @@ def _ratio_measure(features, method=None):
 
 
 def _interval_by_hand(features, groups, draws, level=0.95):
-    """Efron & Tibshirani (1993, 14.3) BCa over resampled groups of units (each group's units
-    move together), then the few-groups widening sqrt(G / (G - 1)) t(G - 1) / z, G = groups -
-    strata + 1: transcribed from the book, with scipy's normal and t."""
-    import math
-
-    from scipy.stats import norm, t
-
+    """BCa over the groups' summed features (tests/bca_reference.py), one stratum."""
     names = list(dict.fromkeys(groups))
-    sums = np.array([[f for f, g in zip(features, groups, strict=True) if g == name] for name in
-                     names], dtype=object)  # fmt: skip
-    group_sums = np.array([np.sum(np.array(s, float), axis=0) for s in sums])
-    total = group_sums.sum(axis=0)
-    theta = total[0] / total[1]
-    resampled = draws @ group_sums
-    values = resampled[:, 0] / resampled[:, 1]
-    jack = (total[0] - group_sums[:, 0]) / (total[1] - group_sums[:, 1])
-    tied = np.isclose(values, theta, rtol=0, atol=1e-12)  # a resample equal to it: half below
-    z0 = norm.ppf(np.mean(values < theta) - np.mean(tied & (values < theta)) + np.mean(tied) / 2)
-    d = jack.mean() - jack
-    a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
-    tail = (1 - level) / 2
-    levels = [
-        norm.cdf(z0 + (z0 + norm.ppf(q)) / (1 - a * (z0 + norm.ppf(q)))) for q in (tail, 1 - tail)
+    group_sums = [
+        np.sum([f for f, g in zip(features, groups, strict=True) if g == name], axis=0)
+        for name in names
     ]
-    low, high = np.quantile(values, levels)
-    freedom = len(names) - 1
-    factor = math.sqrt((freedom + 1) / freedom) * t.ppf(1 - tail, freedom) / norm.ppf(1 - tail)
-    return (
-        theta,
-        max(0.0, theta - factor * (theta - low)),
-        min(1.0, theta + factor * (high - theta)),
-    )
+    return bca_widened(group_sums, draws, 1, level)
 
 
 def test_the_bootstrap_interval_is_bca_over_groups_widened_for_few_groups():

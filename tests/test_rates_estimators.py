@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from bca_reference import bca_widened
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotate.stats import rates as est
@@ -274,30 +275,8 @@ def test_an_interval_that_touches_the_threshold_holds_it(low, high, state):
 
 
 def _bca_widened_by_hand(features, draws, members, strata, level=0.95):
-    """Efron & Tibshirani (1993, 14.3) BCa on the slice's resampled ratios, then the few-groups
-    widening sqrt(G / (G - 1)) * t(G - 1) / z around the estimate, G = groups - strata + 1."""
-    from scipy.stats import norm, t
-
-    total = features[members].sum(axis=0)
-    theta = total[0] / total[1]
-    sums = draws[:, members] @ features[members]
-    values = sums[:, 0] / sums[:, 1]
-    jack = (total[0] - features[members, 0]) / (total[1] - features[members, 1])
-    z0 = norm.ppf(np.mean(values < theta))
-    d = jack.mean() - jack
-    a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
-    tail = (1 - level) / 2
-    levels = [
-        norm.cdf(z0 + (z0 + norm.ppf(q)) / (1 - a * (z0 + norm.ppf(q)))) for q in (tail, 1 - tail)
-    ]
-    low, high = np.quantile(values, levels)
-    freedom = len(members) - strata
-    factor = math.sqrt((freedom + 1) / freedom) * t.ppf(1 - tail, freedom) / norm.ppf(1 - tail)
-    return (
-        theta,
-        max(0.0, theta - factor * (theta - low)),
-        min(1.0, theta + factor * (high - theta)),
-    )
+    """BCa on the slice's resampled ratios, widened for few groups (tests/bca_reference.py)."""
+    return bca_widened(features[members], draws[:, members], strata, level)
 
 
 def test_the_weighted_ratios_interval_is_bca_widened_for_few_groups():
