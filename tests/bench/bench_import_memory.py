@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.bench.figures import OWN_PEAK, bench_size, file_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, child_result, file_size, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 DEFAULT_SIZE = 1_000_000
@@ -67,15 +65,7 @@ print(json.dumps({
 def measure(mode: str, path: Path, db: Path, limit: str | None = None) -> dict[str, Any]:
     """Run the child in `mode` (baseline or import) and return what it printed."""
     env = {**os.environ, **({"ANNOTATE_MEMORY_LIMIT": limit} if limit else {})}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, str(path), str(db), json.dumps(MARKS)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the {mode} process failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_result(_CHILD, mode, str(path), str(db), json.dumps(MARKS), what=mode, env=env)
 
 
 def describe_marks(marks: dict[str, list[int]]) -> str:

@@ -16,11 +16,8 @@ it every run builds its own store, as the smoke test needs.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,7 +29,7 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
 from annotate.store.schema import MIGRATIONS
-from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, child_result, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,17 +139,10 @@ def run() -> None:
         cached_store(db, count)
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE)
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(ROOT), str(bare), str(db), *PAGES],
-            cwd=ROOT,
-            env={**os.environ, "ANNOTATE_DB": str(db)},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode:
-            raise RuntimeError(f"the page run failed:\n{done.stderr[-3000:]}")
-        found = json.loads(done.stdout.strip().splitlines()[-1])
+        found = child_result(
+            CHILD, str(ROOT), str(bare), str(db), *PAGES,
+            what="page run", env={**os.environ, "ANNOTATE_DB": str(db)},
+        )  # fmt: skip
     first, again = found["bare"]
     show(f"baseline, a bare page: first visit {first:.2f} s, revisit {again:.3f} s")
     for page in PAGES:

@@ -11,9 +11,6 @@ Sizes: ANNOTATE_BENCH_LARGE (traces, default 1,000,000), ANNOTATE_BENCH_LABELLED
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +18,7 @@ from pathlib import Path
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
-from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, child_result, megabytes, show
 
 DEFAULT_SIZE = 1_000_000
 DEFAULT_LABELLED = 2_000
@@ -98,11 +95,7 @@ def fill_store(db: Path, count: int, labelled: int) -> None:
 
 
 def measure(db: Path, what: str) -> dict:
-    found = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), what, str(RESAMPLES)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return json.loads(found.stdout.strip().splitlines()[-1])
+    return child_result(CHILD, str(db), what, str(RESAMPLES), what=f"rates {what}")
 
 
 def run() -> None:

@@ -10,9 +10,6 @@ data, the per-trace time scaled to the whole dataset.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.bench.figures import OWN_PEAK, bench_size, megabytes, show
+from tests.bench.figures import OWN_PEAK, bench_size, child_result, megabytes, show
 
 DEFAULT_SIZE = 10_000_000
 DEFAULT_IMPORT = 200_000
@@ -102,12 +99,7 @@ def write_dataset(root: Path, size: int, start: int = 0) -> None:
 
 
 def measure(mode: str, glob: str, db: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, glob, str(db)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the {mode} process failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_result(_CHILD, mode, glob, str(db), what=mode)
 
 
 def run() -> None:

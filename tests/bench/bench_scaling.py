@@ -13,10 +13,7 @@ A row's "per unit" column shows whether the cost grows with the size and no fast
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +21,7 @@ from typing import Any
 
 from tests.bench.bench_import_memory import measure as measure_import
 from tests.bench.bench_import_speed import time_read_json
-from tests.bench.figures import OWN_PEAK, megabytes, show
+from tests.bench.figures import OWN_PEAK, child_result, megabytes, show
 from tests.bench.synthetic import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,15 +65,7 @@ def sizes(variable: str, default: str) -> list[int]:
 
 
 def report_child(mode: str, db: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORT_CHILD, mode, str(db)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the report {mode} process failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_result(_REPORT_CHILD, mode, str(db), what=f"report {mode}")
 
 
 def import_rows(counts: list[int]) -> list[str]:

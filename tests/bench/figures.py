@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 
 def bench_size(variable: str, default: int) -> int:
@@ -40,3 +45,18 @@ def own_peak():
     with open("/proc/self/status") as fh:
         return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
 """
+
+
+def child_result(code: str, *args: str, what: str, env: dict[str, str] | None = None) -> Any:
+    """Run `code` in a fresh interpreter (its peak RSS its own) from the repository root, with
+    `args`; the JSON document on its last line of output. A failure raises with its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {what} process failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
