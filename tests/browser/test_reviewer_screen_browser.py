@@ -112,6 +112,18 @@ def error_type_shown(page: Any) -> str:
     )
 
 
+def error_type_becomes(page: Any, wanted: str, exact: bool = True) -> str:
+    """The error type control once it shows `wanted` (the whole text, or a part of it), waiting
+    up to 10 s: under load a claim's controls are drawn a moment after its text."""
+    shown = error_type_shown(page)
+    for _ in range(100):
+        if (shown == wanted) if exact else (wanted in shown):
+            break
+        page.wait_for_timeout(100)
+        shown = error_type_shown(page)
+    return shown
+
+
 def blur(page: Any) -> None:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.wait_for_timeout(600)  # the claim has been read (the minimum dwell)
@@ -230,16 +242,14 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         page.wait_for_function(
             "t => document.querySelector('.annotate-claim')?.innerText !== t", arg=second
         )
-        page.wait_for_timeout(800)
-        again = error_type_shown(page)
-        assert again == empty
+        assert error_type_becomes(page, empty) == empty
 
         # Back shows the verdict given, with its error type, in the buttons and the controls.
         blur(page)
         page.keyboard.press("b")
         page.get_by_text("Changing your last verdict, which was partially_supported").wait_for()
         assert claim.inner_text() == second
-        assert "number" in error_type_shown(page)
+        assert "number" in error_type_becomes(page, "number", exact=False)
         skip = page.get_by_role("button", name="Skip: unclear context")
         assert skip.is_visible()  # the reason a skip records, before pressing it
         assert_all_local(requests)
