@@ -6,7 +6,7 @@ import streamlit as st
 import ui
 from annotate.agreement.reliability import PAIR_STATS, STATISTICS, agreement, save_min_shared
 from annotate.errors import AnnotateError
-from annotate.report.document import charts
+from annotate.report import charts
 from annotate.sampling.samples import list_samples
 
 user = ui.require_role("lead", "auditor")

@@ -187,12 +187,14 @@ def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
 
 
 def run_report(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    from annotate.labelling.evidence import shared_evidence
     from annotate.report.document import build_report, write_report
     from annotate.report.render import warm_up
     from annotate.stats.intervals import shared_resamples
 
     warm_up()  # the chart engine starts while the numbers are computed
-    with writer(args) as store, shared_resamples():  # one set of resamples for the report
+    # One read of the evidence and one set of resamples for calibration and agreement.
+    with writer(args) as store, shared_resamples(), shared_evidence():
         document = build_report(
             store, _calibration(args, store), args.seed, args.resamples, args.actor
         )

@@ -25,7 +25,7 @@ SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
 DEMO_SAMPLE = "demo"
 
 
-def add_import_commands(commands: Any) -> None:
+def add_import_commands(commands: Any, *_: Any) -> None:
     _add_import(commands)
     _add_import_labels(commands)
     _add_status(commands)

@@ -10,13 +10,11 @@ message to stderr.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from annotate.cli.agreement import add_agreement_commands
-from annotate.cli.canary import add_canary_commands
-from annotate.cli.claims import add_claims_commands
 from annotate.cli.console import (
     EXIT_LOCKED,
     EXIT_REJECTED,
@@ -26,18 +24,13 @@ from annotate.cli.console import (
     say,
     writer,
 )
-from annotate.cli.imports import add_import_commands
-from annotate.cli.people import add_people_commands
-from annotate.cli.rates import add_rates_commands
-from annotate.cli.rubrics import add_rubric_commands
-from annotate.cli.samples import add_sample_commands
 from annotate.crash_log import EXIT_UNEXPECTED, record_crash
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
 from annotate.store import resolve_db_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
@@ -62,17 +55,47 @@ def _db_of(args: argparse.Namespace) -> Path | None:
         return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each command group: its module in annotate/cli, the function adding its commands, and the
+# commands. `annotate CMD` imports CMD's group alone, so a command loads its own library and no
+# other (pandas for the rates, sqlglot for the samples, altair nowhere but the chart helper);
+# `annotate --help` and an unknown command load every group.
+GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "imports": (
+        "add_import_commands",
+        ("import", "import-labels", "status", "errors", "init", "demo-data"),
+    ),
+    "samples": ("add_sample_commands", ("sample", "samples")),
+    "people": ("add_people_commands", ("user", "activity", "assign")),
+    "claims": ("add_claims_commands", ("claims",)),
+    "agreement": ("add_agreement_commands", ("agreement", "calibration", "report", "judge-labels")),
+    "rates": (
+        "add_rates_commands",
+        (
+            "rates",
+            "gate",
+            "plan-labels",
+            "trend",
+            "export-rates",
+            "export-otel",
+            "bundle",
+            "verify-bundle",
+        ),
+    ),  # fmt: skip
+    "rubrics": ("add_rubric_commands", ("judge", "rubric")),
+    "canary": ("add_canary_commands", ("canary",)),
+}
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser of the command `argv` names (every command when it names none we know)."""
     parser = argparse.ArgumentParser(prog="annotate", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    add_import_commands(commands)
-    add_sample_commands(commands, common, writer, emit, say)
-    add_people_commands(commands, common, writer, emit, say)
-    add_claims_commands(commands, common, writer, emit, say)
-    add_agreement_commands(commands, common, writer, emit, say)
-    add_rates_commands(commands, common, writer, emit, say)
-    add_rubric_commands(commands, common, writer, emit, say)
-    add_canary_commands(commands, common, writer, emit, say)
+    named = next((word for word in argv if not word.startswith("-")), None)
+    wanted = [group for group, (_, names) in GROUPS.items() if named in names] or list(GROUPS)
+    for group in wanted:
+        adder, _ = GROUPS[group]
+        add = getattr(importlib.import_module(f"annotate.cli.{group}"), adder)
+        add(commands, common, writer, emit, say)
     return parser
 
 

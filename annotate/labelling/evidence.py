@@ -4,6 +4,9 @@ and the judge's verdicts with their mapped outcomes. The gold rules are in `anno
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from annotate.judge.labels import label_map
@@ -12,8 +15,35 @@ from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
 
+# Inside `shared_evidence()` (a report: calibration, then agreement on the same scope) each
+# store and sample's evidence is read once. Evidence is never changed after it is read.
+_SHARED: ContextVar[dict[tuple[int, str | None], Evidence] | None] = ContextVar(
+    "shared_evidence", default=None
+)
+
+
+@contextmanager
+def shared_evidence() -> Iterator[None]:
+    """Inside this block load_evidence reads each store and sample once (for work that
+    changes no label while it runs, as a report)."""
+    token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
 
 def load_evidence(store: Store, sample: str | None) -> Evidence:
+    shared = _SHARED.get()
+    if shared is None:
+        return _read_evidence(store, sample)
+    key = (id(store), sample)
+    if key not in shared:
+        shared[key] = _read_evidence(store, sample)
+    return shared[key]
+
+
+def _read_evidence(store: Store, sample: str | None) -> Evidence:
     _, labels = active_rubric(store)
     votes = sql.votes(store, sample)
     adjudications = {(a["trace_id"], a["claim_index"]): a for a in sql.adjudications(store, sample)}

@@ -5,7 +5,7 @@ Charts only draw numbers already in a document; they compute nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import altair as alt
@@ -175,3 +175,18 @@ def stratum_share_chart(plan: pd.DataFrame) -> alt.Chart:
             tooltip=["stratum", "of", alt.Tooltip("share:Q", format=".1%")],
         )
     )
+
+
+# The report's charts, by the name the chart helper knows them by (`report.svg`).
+REPORT_CHARTS: dict[str, Callable[..., alt.TopLevelMixin | None]] = {
+    "confusion": confusion_chart,
+    "slices": slice_chart,
+    "over_time": over_time_chart,
+}
+
+
+def report_spec(name: str, args: Sequence[Any]) -> dict[str, Any] | None:
+    """The Vega-Lite spec of report chart `name` drawn from `args`, or None when it has
+    nothing to draw."""
+    chart = REPORT_CHARTS[name](*args)
+    return None if chart is None else chart.to_dict(validate=False)

@@ -18,15 +18,14 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.agreement.calibration import JUDGE_STATISTICS
 from annotate.agreement.reliability import PAIR_STATS, agreement
 from annotate.agreement.reliability import STATISTICS as AGREEMENT_STATISTICS
-from annotate.report import charts
 from annotate.report.render import (
     Block,
-    Chart,
     Heading,
     Paragraph,
     Table,
     render_html,
     render_markdown,
+    report_chart,
 )
 from annotate.store import Store
 
@@ -85,10 +84,7 @@ def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
             f"{calibration['coverage']['abstained']} of {calibration['coverage']['units']} "
             "units with gold; abstentions are in no rate."
         ),
-        Chart(
-            charts.confusion_chart(calibration["confusion"]).to_dict(validate=False),
-            "Confusion matrix",
-        ),
+        *report_chart("confusion", "Confusion matrix", calibration["confusion"]),
         Table(
             STAT_HEADER,
             _stat_rows(
@@ -141,14 +137,7 @@ def _slice_blocks(calibration: Mapping[str, Any]) -> list[Block]:
     if not slices:
         return []
     blocks: list[Block] = [Heading("Per slice")]
-    chart = charts.slice_chart(slices)
-    if chart is not None:
-        blocks.append(
-            Chart(
-                chart.to_dict(validate=False),
-                "Sensitivity and specificity per slice, 95% intervals",
-            )
-        )
+    blocks += report_chart("slices", "Sensitivity and specificity per slice, 95% intervals", slices)
     rows = []
     for entry in slices:
         name = ", ".join(f"{k}={v}" for k, v in entry["slice"].items())
@@ -212,15 +201,9 @@ def _agreement_blocks(document: Mapping[str, Any]) -> list[Block]:
             caption="Per reviewer",
         )  # fmt: skip
     )
-    chart = charts.over_time_chart(document["over_time"])
-    if chart is not None:
-        blocks.append(
-            Chart(
-                chart.to_dict(validate=False),
-                "Percent agreement and alpha over time, 95% intervals",
-            )
-        )
-    return blocks
+    return blocks + report_chart(
+        "over_time", "Percent agreement and alpha over time, 95% intervals", document["over_time"]
+    )
 
 
 def _disagreement_blocks(calibration: Mapping[str, Any]) -> list[Block]:

@@ -69,6 +69,7 @@ class Table:
 class Chart:
     spec: dict[str, Any]
     alt: str
+    svg: str = ""  # rendered already (by the chart helper), else rendered from `spec`
 
 
 Block = Heading | Paragraph | Table | Chart
@@ -153,6 +154,13 @@ def chart_svg(spec: dict[str, Any]) -> str:
     return sanitise_svg(RENDERER.svg(spec)).strip()
 
 
+def report_chart(name: str, alt: str, *args: Any) -> list[Chart]:
+    """Report chart `name` of `annotate.report.charts` drawn from a document's numbers, built
+    and rendered by the chart helper: one block, or none when it has nothing to draw."""
+    drawn = RENDERER.chart(name, args)
+    return [] if drawn is None else [Chart(drawn[0], alt, drawn[1])]
+
+
 # --- HTML ---------------------------------------------------------------------------
 
 
@@ -183,7 +191,7 @@ def _html_block(block: Block) -> str:
         return _html_table(block)
     return (
         f'<figure class="chart" role="img" aria-label="{_h(block.alt)}">'
-        f"{chart_svg(block.spec)}<figcaption>{_h(block.alt)}</figcaption></figure>"
+        f"{sanitise_svg(block.svg).strip() if block.svg else chart_svg(block.spec)}<figcaption>{_h(block.alt)}</figcaption></figure>"
     )
 
 

@@ -1,27 +1,42 @@
-"""Charts rendered to SVG by vl-convert in a helper process, started ahead of need.
+"""Charts built and rendered to SVG in a helper process, started ahead of need.
 
-vl-convert holds the GIL while its engine starts (~0.3 s), so a thread gave a report no head
-start; a child process starts it on the other core while the report computes its numbers.
-If the child cannot start, or stops, charts are rendered in this process: the same SVG.
+vl-convert holds the GIL while its engine starts (~0.3 s), and a report's charts need altair and
+pandas (~0.3 s to import): a child process does both on the other core while the report
+computes its numbers, so `annotate report` never imports them. If the child cannot start, or
+stops, charts are built and rendered in this process: the same spec, the same SVG.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
-# The child: start the engine at once, then one JSON spec per line in, one JSON reply out.
+# The child: start the engine and import the charts at once, then one JSON ask per line in
+# (a spec to render, or a chart of annotate.report.charts to build and render), one reply out.
 _CHILD = r"""
 import json, sys
 import vl_convert
 vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}})
+try:
+    from annotate.report import charts
+except Exception as exc:
+    charts, missing = None, f"{type(exc).__name__}: {exc}"
 for line in sys.stdin.buffer:
+    ask = json.loads(line)
     try:
-        reply = {"svg": vl_convert.vegalite_to_svg(json.loads(line))}
+        if "chart" not in ask:
+            reply = {"svg": vl_convert.vegalite_to_svg(ask["spec"])}
+        elif charts is None:
+            reply = {"unavailable": missing}
+        else:
+            spec = charts.report_spec(ask["chart"], ask["args"])
+            reply = {"spec": spec, "svg": spec and vl_convert.vegalite_to_svg(spec)}
     except Exception as exc:
         reply = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.buffer.write(json.dumps(reply).encode() + b"\n")
@@ -42,24 +57,26 @@ class Renderer:
         self._failed = False
 
     def start(self) -> None:
-        """Start the helper (and its engine) now, without waiting for it."""
+        """Start the helper (its engine and the charts' imports) now, without waiting for it."""
         with self._lock:
             self._ensure()
 
     def svg(self, spec: dict[str, Any]) -> str:
-        message = json.dumps(spec).encode() + b"\n"
-        with self._lock:
-            process = self._ensure()
-            reply = _ask(process, message) if process is not None else None
-            if reply is None:  # no helper, or it stopped: render here (a new one next time)
-                if process is not None:
-                    _stop(process)
-                self._process = None
-                return _in_process(spec)
-        found = json.loads(reply)
-        if "error" in found:
-            raise ChartError(f"vl-convert could not render a chart: {found['error']}")
+        found = self._answer({"spec": spec})
+        if found is None:
+            return _in_process(spec)
         return str(found["svg"])
+
+    def chart(self, name: str, args: Sequence[Any]) -> tuple[dict[str, Any], str] | None:
+        """Chart `name` of `annotate.report.charts` (see `report_spec`) built from `args`:
+        its Vega-Lite spec and SVG, or None when it has nothing to draw."""
+        found = self._answer({"chart": name, "args": list(args)})
+        if found is None or "unavailable" in found:
+            from annotate.report import charts
+
+            spec = charts.report_spec(name, args)
+            return None if spec is None else (spec, _in_process(spec))
+        return None if found["spec"] is None else (found["spec"], str(found["svg"]))
 
     def close(self) -> None:
         with self._lock:
@@ -67,17 +84,36 @@ class Renderer:
                 _stop(self._process)
                 self._process = None
 
+    def _answer(self, ask: dict[str, Any]) -> dict[str, Any] | None:
+        """The helper's reply to `ask`, or None when there is no helper (or it stopped: a new
+        one is started next time). A spec vl-convert refuses raises ChartError."""
+        message = json.dumps(ask, default=str).encode() + b"\n"
+        with self._lock:
+            process = self._ensure()
+            reply = _ask(process, message) if process is not None else None
+            if reply is None:
+                if process is not None:
+                    _stop(process)
+                self._process = None
+                return None
+        found: dict[str, Any] = json.loads(reply)
+        if "error" in found:
+            raise ChartError(f"vl-convert could not render a chart: {found['error']}")
+        return found
+
     def _ensure(self) -> subprocess.Popen[bytes] | None:
         if self._process is not None and self._process.poll() is None:
             return self._process
         if self._failed:
             return None
+        path = os.pathsep.join(entry for entry in sys.path if entry)  # this process's modules
         try:
             self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and code
                 [sys.executable, "-c", _CHILD],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": path},
             )
         except OSError:
             self._failed = True

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from annotate.errors import StoreError, StoreLockedError
 from annotate.store.schema import MIGRATIONS
@@ -25,6 +26,15 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
+
+
+def id_batch(trace_ids: Iterable[str]) -> dict[str, np.ndarray]:
+    """Distinct trace ids as a `_batch` for `Store.fetch_with_batch`: a dict of numpy arrays,
+    which DuckDB scans as it is. (A pyarrow table made pyarrow import pandas, ~0.15 s, in
+    commands and pages that need no pandas.)"""
+    return {"trace_id": np.array(list(dict.fromkeys(trace_ids)), dtype=object)}
+
+
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 

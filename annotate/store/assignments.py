@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotate.store import Store
+from annotate.store import Store, id_batch
 
 
 def active_assignments(store: Store, sample: str) -> list[tuple[str, str, int]]:
@@ -246,7 +246,7 @@ def slice_values(
             params.append(json_path(column))
     rows = store.fetch_with_batch(
         f"SELECT trace_id, {', '.join(selects)} FROM traces JOIN _batch USING (trace_id)",
-        pa.table({"trace_id": list(dict.fromkeys(trace_ids))}),
+        id_batch(trace_ids),
         params,
     )
     return {row[0]: dict(zip(columns, row[1:], strict=True)) for row in rows}

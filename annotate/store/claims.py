@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotate.store import Store
+from annotate.store import Store, id_batch
 
 CLAIM_SCHEMA = pa.schema(
     [
@@ -28,14 +28,10 @@ CLAIM_SCHEMA = pa.schema(
 )
 
 
-def _ids(trace_ids: Sequence[str]) -> pa.Table:
-    return pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
-
-
 def claim_counts(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
     rows = store.fetch_with_batch(
         "SELECT c.trace_id, count(*) FROM claims c JOIN _batch USING (trace_id) GROUP BY c.trace_id",
-        _ids(trace_ids),
+        id_batch(trace_ids),
     )
     return {trace_id: int(count) for trace_id, count in rows}
 
@@ -44,7 +40,7 @@ def trace_texts(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str |
     """trace_id -> (request, response)."""
     rows = store.fetch_with_batch(
         "SELECT t.trace_id, t.request, t.response FROM traces t JOIN _batch USING (trace_id)",
-        _ids(trace_ids),
+        id_batch(trace_ids),
     )
     return {trace_id: (request, response or "") for trace_id, request, response in rows}
 

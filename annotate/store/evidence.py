@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-
-from annotate.store import Store
+from annotate.store import Store, id_batch
 
 
 def _scope(alias: str, sample: str | None) -> tuple[str, list[Any]]:
@@ -92,7 +90,7 @@ def claims(store: Store, trace_ids: Sequence[str]) -> list[dict[str, Any]]:
     rows = store.fetch_with_batch(
         "SELECT c.trace_id, c.claim_index, c.text FROM claims c JOIN _batch USING (trace_id) "
         "ORDER BY c.trace_id, c.claim_index",
-        pa.table({"trace_id": list(dict.fromkeys(trace_ids))}),
+        id_batch(trace_ids),
     )
     return [{"trace_id": t, "claim_index": i, "text": text} for t, i, text in rows]
 

@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import pyarrow as pa
-
-from annotate.store import Store
+from annotate.store import Store, id_batch
 
 
 def _now() -> datetime:
@@ -22,7 +20,7 @@ def judge_material(store: Store, trace_ids: Sequence[str]) -> dict[str, dict[str
     """trace -> request, response, feature, its claims {index: text} and its context texts."""
     if not trace_ids:
         return {}
-    ids = pa.table({"trace_id": list(dict.fromkeys(trace_ids))})
+    ids = id_batch(trace_ids)
     found: dict[str, dict[str, Any]] = {}
     for trace_id, request, response, feature in store.fetch_with_batch(
         "SELECT t.trace_id, t.request, t.response, t.feature FROM traces t JOIN _batch USING (trace_id)",

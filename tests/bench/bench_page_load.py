@@ -82,6 +82,52 @@ print(json.dumps(found))
 )
 
 
+# `annotate report` without --sample, the whole command in a fresh interpreter (its chart
+# helper is a process of its own); baseline: an interpreter that opens the same store with
+# DuckDB and counts the labelled claims, the least any command does.
+REPORT = (
+    OWN_PEAK
+    + """
+import json, sys
+from annotate.cli.main import main
+code = main(["report", "--judge", sys.argv[2], "--out", sys.argv[3], "--db", sys.argv[1]])
+print(json.dumps({"code": code, "peak_rss": own_peak()}))
+"""
+)
+OPEN_ONLY = (
+    OWN_PEAK
+    + """
+import json, sys
+import duckdb
+conn = duckdb.connect(sys.argv[1])
+conn.execute("SELECT count(DISTINCT (trace_id, claim_index)) FROM label_events").fetchall()
+print(json.dumps({"code": 0, "peak_rss": own_peak()}))
+"""
+)
+
+
+def timed_child(code: str, *args: str) -> tuple[float, int]:
+    """Seconds from start to exit of a fresh interpreter running `code`, and its peak RSS."""
+    started = time.perf_counter()
+    found = child_result(code, *args, what="command")
+    if found["code"] != 0:
+        raise RuntimeError(f"the command exited with {found['code']}")
+    return time.perf_counter() - started, found["peak_rss"]
+
+
+def report_command(db: Path, out: Path, runs: int = 3) -> None:
+    judge = "groundedness-v3"
+    for run in range(1, runs + 1):
+        base, base_peak = timed_child(OPEN_ONLY, str(db))
+        took, peak = timed_child(REPORT, str(db), judge, str(out))
+        show(
+            f"annotate report without --sample, run {run}: {took:.2f} s for the whole command "
+            f"(target < 2 s), peak RSS {megabytes(peak)} (target < 600 MB); baseline, an "
+            f"interpreter opening the store and counting its labelled claims: {base:.2f} s, "
+            f"{megabytes(base_peak)} (ratio {took / base:.1f}x)"
+        )
+
+
 def fill_store(db: Path, count: int) -> None:
     store = open_store(db)
     source = db.with_suffix(".jsonl")
@@ -143,6 +189,7 @@ def run() -> None:
             CHILD, str(ROOT), str(bare), str(db), *PAGES,
             what="page run", env={**os.environ, "ANNOTATE_DB": str(db)},
         )  # fmt: skip
+        report_command(db, Path(tmp) / "report")
     first, again = found["bare"]
     show(f"baseline, a bare page: first visit {first:.2f} s, revisit {again:.3f} s")
     for page in PAGES:
