@@ -6,10 +6,9 @@ import streamlit as st
 import ui
 from annotate.errors import AnnotateError
 from annotate.rates import charts
-from annotate.rates.estimate import ESTIMATORS, rate_rows
 from annotate.rates.gate import load_threshold
-from annotate.rates.inputs import SLICE_COLUMNS, load_inputs
-from annotate.rates.trend import error_types, scores, trend
+from annotate.rates.inputs import SLICE_COLUMNS
+from annotate.rates.view import rates_view, trend_view
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_names
 from annotate.store.samples import attribute_names
@@ -33,9 +32,9 @@ by = st.multiselect(
 )
 threshold = load_threshold(store)
 
-try:
-    inputs = load_inputs(store, sample, by, judge if judges else None)
-    rows = rate_rows(inputs, by, [level], ESTIMATORS, threshold)
+try:  # once per setting until the store changes: a revisit or another widget reads it
+    view = ui.computed(rates_view, sample, tuple(by), judge if judges else None, level, threshold)
+    inputs, rows = view["inputs"], view["rows"]
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
@@ -67,23 +66,20 @@ st.caption(
 
 st.subheader("Trend")
 window = st.selectbox("Window", ["week", "day", "month"], key="rates_window")
-found = trend(
-    load_inputs(store, sample, [window], inputs.judge), window, level, threshold=threshold
-)
+found = ui.computed(trend_view, sample, window, level, inputs.judge, threshold)
 if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
     st.info("No window has a number yet.")
 rates_widgets.drift_alerts(found)
 
 st.subheader("Error types (claims whose gold is unsupported, weighted)")
-kinds = error_types(inputs, by)
+kinds = view["error_types"]
 if kinds:
     st.dataframe(rates_widgets.error_frame(kinds), hide_index=True, key="rates_error_types")
 else:
     st.info("No unsupported claims in gold yet.")
 
 st.subheader("The judge's scores")
-summary = scores(store, inputs)
-rates_widgets.score_summary(summary)
+rates_widgets.score_summary(view["scores"])
 
 st.subheader("Label budget")
 rates_widgets.label_budget(store, inputs, user)

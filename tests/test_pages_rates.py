@@ -9,7 +9,7 @@ from rates_data import make_store
 
 from annotate.accounts.activity import activity
 from annotate.accounts.users import User
-from annotate.rates.gate import load_threshold
+from annotate.rates.gate import load_threshold, save_threshold
 from annotate.store import open_store
 
 AUDITOR, LEAD = User("audrey", "auditor"), User("lena", "lead")
@@ -99,3 +99,29 @@ def test_a_lead_tops_up_the_sample_to_the_label_budget_and_an_auditor_cannot(rat
         assert len(acts) == 1 and acts[0]["detail"]["added"] > 0
     finally:
         store.close()
+
+
+def test_a_revisit_reads_the_rates_until_the_store_changes(rates_store, monkeypatch):
+    """Catches a page that reads the frame and computes every rate on each visit and widget
+    change (at a million traces, seconds each time)."""
+    import annotate.rates.view as view
+
+    reads: list[str] = []
+
+    def counted(store, sample, by, judge=None):
+        reads.append(sample)
+        return load_inputs(store, sample, by, judge)
+
+    from annotate.rates.inputs import load_inputs
+
+    monkeypatch.setattr(view, "load_inputs", counted)
+    first = run_app(AUDITOR, "pages/rates.py")
+    assert len(reads) == 2  # the rates, then the trend
+    again = run_app(AUDITOR, "pages/rates.py")
+    again.number_input(key="rates_budget_width").set_value(0.2).run()
+    assert len(reads) == 2 and again.dataframe[0].value.equals(first.dataframe[0].value)
+    store = open_store(rates_store)
+    save_threshold(store, 0.4, "lena")
+    store.close()
+    run_app(AUDITOR, "pages/rates.py")
+    assert len(reads) == 4

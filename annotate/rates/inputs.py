@@ -52,6 +52,9 @@ class RatesInput:
     # stratum columns alone (this says why not by others)
     frame_elsewhere: str | None = None
     judge_frame_known: bool = True  # False: drawn in place before those counts were recorded
+    # the frame in the store (filters, max_import_id), for what reads its traces one by one;
+    # None for a sample drawn in place
+    frame_scope: tuple[Filters, int] | None = None
 
     def __post_init__(self) -> None:
         if "traces" not in self.frame.columns:  # a frame built row by row: one trace a row
@@ -91,12 +94,12 @@ def load_inputs(
     outcomes = {r["label"]: r["outcome"] for r in mapping if r["outcome"] is not None}
     unmapped = {r["label"]: r["verdicts"] for r in mapping if r["outcome"] is None}
     extra = [c for c in dict.fromkeys([*strata_columns, *by]) if c not in SLICE_COLUMNS]
+    filters = Filters.from_json(row["filters"])
     frame = sql.frame_table(
-        store, Filters.from_json(row["filters"]), strata_columns, row["max_import_id"],
-        extra, judge, outcomes,
+        store, filters, strata_columns, row["max_import_id"],
+        extra, judge, outcomes, sample,
     )  # fmt: skip
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
-    frame["traces"] = 1  # each row one trace; a source sample's undrawn rows stand for many
     claims, responses = gold_tables(store, sample)
     strata = [
         (stratum_key_text(key), population)
@@ -122,6 +125,7 @@ def load_inputs(
         unmapped=unmapped,
         frame_elsewhere=_frame_elsewhere(row),
         judge_frame_known=(row.get("source") or {}).get("judge_counts") != "not recorded",
+        frame_scope=None if row.get("source") else (filters, row["max_import_id"]),
     )
 
 

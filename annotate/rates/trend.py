@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-
 from annotate.rates.estimate import DEFAULT_THRESHOLD, Design, _mask, rate_rows, slice_keys
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
-from annotate.store import Store
+from annotate.store import Store, id_batch
 from annotate.store import rates as sql
 
 DRIFT_ALPHA = 0.05
@@ -82,5 +80,9 @@ def scores(store: Store, inputs: RatesInput) -> dict[str, Any]:
     """The judge's scores over the frame: histogram, p50, p95, standard deviation."""
     if inputs.judge is None:
         return {"count": 0, "reason": "no judge verdicts in the store"}
-    ids = pa.table({"trace_id": pa.array(list(inputs.frame["trace_id"]), pa.string())})
-    return {"judge": inputs.judge, **est.score_summary(sql.judge_scores(store, ids, inputs.judge))}
+    if inputs.frame_scope is not None:
+        found = sql.frame_judge_scores(store, *inputs.frame_scope, inputs.judge)
+    else:  # drawn in place: the frame's traces in the store are the drawn ones
+        drawn = inputs.frame["trace_id"].dropna()
+        found = sql.judge_scores(store, id_batch(drawn), inputs.judge)
+    return {"judge": inputs.judge, **est.score_summary(found)}

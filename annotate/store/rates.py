@@ -35,10 +35,17 @@ def frame_table(
     attributes: Sequence[str],
     judge: str | None,
     outcomes: Mapping[str, str],
+    sample: str,
 ) -> pd.DataFrame:
-    """One row per frame trace: s0.. (stratum values), feature, risk_category, model, day, week,
-    month, each attribute, and the judge's latest mapped verdicts: jcu / jcn (claims judged
-    unsupported / judged), jr (response outcome 1, 0 or NaN), unmapped (verdicts with no mapping)."""
+    """The frame: s0.. (stratum values), feature, risk_category, model, day, week, month, each
+    attribute, the judge's latest mapped verdicts: jcu / jcn (claims judged unsupported /
+    judged), jr (response outcome 1, 0 or NaN), unmapped (verdicts with no mapping), and
+    `traces`, the frame traces a row stands for.
+
+    A trace of `sample` is a row of its own (with its trace_id); the rest of the frame is one
+    row per distinct set of the other values (trace_id NULL, jcu, jcn and unmapped summed over
+    its traces, as for a sample drawn in place), so the table grows with the sample and the
+    values' combinations, not with the store (a million traces made a million rows)."""
     cte, params = frame_cte(filters, by, max_import_id)
     attrs = "".join(
         f", json_extract_string(t.attributes, ?) AS a{i}" for i in range(len(attributes))
@@ -54,8 +61,8 @@ def frame_table(
         "bool_or(m.outcome = 'unsupported') FILTER (WHERE v.level = 'response' "
         "  AND m.outcome IN ('supported', 'unsupported')) AS jresp, "
         "count(*) FILTER (WHERE m.outcome IS NULL) AS unmapped "
-        "FROM latest v LEFT JOIN _batch m USING (label) GROUP BY v.trace_id) "
-        f"SELECT f.trace_id, {keys}, t.feature, t.risk_category, t.model, "
+        "FROM latest v LEFT JOIN _batch m USING (label) GROUP BY v.trace_id), "
+        f"trace_rows AS (SELECT f.trace_id, {keys}, t.feature, t.risk_category, t.model, "
         "strftime(date_trunc('day', t.timestamp), '%Y-%m-%d') AS day, "
         "strftime(date_trunc('week', t.timestamp), '%Y-%m-%d') AS week, "
         f"strftime(date_trunc('month', t.timestamp), '%Y-%m') AS month{attrs}, "
@@ -63,12 +70,18 @@ def frame_table(
         "CASE WHEN j.jresp THEN 1.0 WHEN NOT j.jresp THEN 0.0 "
         "     WHEN j.jcu > 0 THEN 1.0 WHEN j.jcn > 0 THEN 0.0 END AS jr, "
         "coalesce(j.unmapped, 0) AS unmapped "
-        "FROM frame f JOIN traces t USING (trace_id) LEFT JOIN judged j USING (trace_id) "
-        "ORDER BY f.trace_id"
+        "FROM frame f JOIN traces t USING (trace_id) LEFT JOIN judged j USING (trace_id)), "
+        "drawn AS (SELECT trace_id FROM sample_units WHERE sample = ?) "
+        "SELECT *, 1 AS traces FROM trace_rows SEMI JOIN drawn USING (trace_id) UNION ALL BY NAME "
+        "SELECT * EXCLUDE (trace_id, jcu, jcn, unmapped), NULL::VARCHAR AS trace_id, "
+        "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, sum(unmapped)::BIGINT AS unmapped, "
+        "count(*) AS traces "
+        "FROM trace_rows ANTI JOIN drawn USING (trace_id) GROUP BY ALL "
+        "ORDER BY ALL NULLS LAST"
     )
     attr_params = [json_path(a) for a in attributes]
     table = store.fetch_arrow_with_batch(
-        sql, _mapping(outcomes), [*params, judge or "", *attr_params]
+        sql, _mapping(outcomes), [*params, judge or "", *attr_params, sample]
     )
     frame = table.to_pandas()
     return frame.rename(columns={f"a{i}": a for i, a in enumerate(attributes)})
@@ -99,12 +112,25 @@ def units(store: Store, sample: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["trace_id", "stratum", "pi", "weight"])
 
 
-def judge_scores(store: Store, sample_frame_ids: pa.Table, judge: str) -> list[float]:
+def judge_scores(store: Store, sample_frame_ids: Any, judge: str) -> list[float]:
     rows = store.fetch_with_batch(
         "SELECT score FROM judge_verdicts JOIN _batch USING (trace_id) "
         "WHERE judge = ? AND score IS NOT NULL AND isfinite(score)",
         sample_frame_ids,
         [judge],
+    )
+    return [float(r[0]) for r in rows]
+
+
+def frame_judge_scores(
+    store: Store, filters: Filters, max_import_id: int, judge: str
+) -> list[float]:
+    """The judge's finite scores on every trace of a frame (each verdict's score)."""
+    cte, params = frame_cte(filters, (), max_import_id)
+    rows = store.fetchall(
+        f"WITH {cte} SELECT v.score FROM judge_verdicts v SEMI JOIN frame f USING (trace_id) "
+        "WHERE v.judge = ? AND v.score IS NOT NULL AND isfinite(v.score)",
+        [*params, judge],
     )
     return [float(r[0]) for r in rows]
 

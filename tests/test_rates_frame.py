@@ -1,0 +1,55 @@
+"""The rates' frame grows with the sample, not the store: the sample's traces one row each, the
+rest of the frame one row per combination of values, standing for its traces.
+
+The references are counts the store gives directly (SQL over the traces and the judge's
+verdicts), not numbers of the rates code.
+"""
+
+from __future__ import annotations
+
+from rates_data import JUDGE, make_store
+
+from annotate.rates.estimate import ESTIMATORS, rate_rows
+from annotate.rates.inputs import load_inputs
+from annotate.rates.trend import scores
+from annotate.store import open_store
+
+
+def test_the_frame_holds_each_sampled_trace_and_the_rest_by_combination(tmp_path):
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}))
+    inputs = load_inputs(store, "main", ["feature", "model"])
+    frame = inputs.frame
+    sampled = set(store.fetchall("SELECT trace_id FROM sample_units WHERE sample = 'main'"))
+    assert {(t,) for t in frame["trace_id"].dropna()} == sampled
+    assert (frame.loc[frame["trace_id"].notna(), "traces"] == 1).all()
+    assert int(frame["traces"].sum()) == store.scalar("SELECT count(*) FROM traces") == 400
+    rest = frame[frame["trace_id"].isna()]
+    combos = rest[["feature", "model", "day", "jcu", "jcn", "jr"]].astype(str)
+    assert not combos.duplicated().any() and len(frame) < 400 - len(sampled) // 2
+    # the judge's claim verdicts are summed over a row's traces
+    counts = store.fetchone(
+        "SELECT count(*) FILTER (WHERE label = 'unsupported'), count(*) FROM judge_verdicts "
+        "WHERE judge = ? AND level = 'claim'",
+        [JUDGE],
+    )
+    assert (int(frame["jcu"].sum()), int(frame["jcn"].sum())) == counts
+    store.close()
+
+
+def test_the_judges_rate_and_scores_count_every_frame_trace(tmp_path):
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}))
+    inputs = load_inputs(store, "main", ["feature"])
+    rows = rate_rows(inputs, ["feature"], ["claim"], ESTIMATORS, 0.1, 50, 0)
+    raw = {tuple(sorted(r["slice"].items())): r for r in rows if r["estimator"] == "judge_raw"}
+    for feature in ("billing_qa", "hr_policy"):
+        hits, judged = store.fetchone(
+            "SELECT count(*) FILTER (WHERE v.label = 'unsupported'), count(*) FROM judge_verdicts "
+            "v JOIN traces t USING (trace_id) WHERE t.feature = ? AND v.level = 'claim'",
+            [feature],
+        )
+        row = raw[(("feature", feature),)]
+        assert (row["n"], round(row["rate"], 12)) == (judged, round(hits / judged, 12))
+    found = scores(store, inputs)
+    expected = sorted(r[0] for r in store.fetchall("SELECT score FROM judge_verdicts"))
+    assert found["count"] == len(expected) == 400
+    store.close()
