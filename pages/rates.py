@@ -66,7 +66,7 @@ st.caption(
 
 st.subheader("Trend")
 window = st.selectbox("Window", ["week", "day", "month"], key="rates_window")
-found = ui.computed(trend_view, sample, window, level, inputs.judge, threshold)
+found = ui.computed(trend_view, sample, tuple(by), inputs.judge, window, level, threshold)
 if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
     st.info("No window has a number yet.")
 rates_widgets.drift_alerts(found)

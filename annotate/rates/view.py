@@ -1,16 +1,38 @@
 """What the Rates page shows, computed from the store in one call per setting, so the page can
 keep the result until the store changes (`ui.computed`): the rates of every slice with the
-inputs they came from, the error types and the judge's scores; the trend per window."""
+inputs they came from, the error types and the judge's scores; the trend per window.
+
+Both read the same inputs (the rates' frame carries every window column), read once per
+change of the store: a first visit reads the store once, not once per section.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from annotate.rates.estimate import ESTIMATORS, rate_rows
-from annotate.rates.inputs import load_inputs
+from annotate.rates.inputs import RatesInput, load_inputs
 from annotate.rates.trend import error_types, scores, trend
 from annotate.store import Store
+from annotate.store.status import change_mark
+
+_LAST: dict[tuple[Any, ...], RatesInput] = {}  # the newest read, shared (never changed)
+_LOCK = threading.Lock()
+
+
+def shared_inputs(store: Store, sample: str, by: Sequence[str], judge: str | None) -> RatesInput:
+    """load_inputs, kept for the next call with the same settings until the store changes."""
+    key = (store.path, change_mark(store), sample, tuple(by), judge)
+    with _LOCK:
+        if key in _LAST:
+            return _LAST[key]
+    inputs = load_inputs(store, sample, list(by), judge)
+    with _LOCK:
+        _LAST.clear()
+        _LAST[key] = inputs
+    return inputs
 
 
 def rates_view(
@@ -21,9 +43,9 @@ def rates_view(
     level: str,
     threshold: float,
 ) -> dict[str, Any]:
-    """The inputs (one read of the store), each estimator's rate per slice at `level`, the
-    error types and the judge's scores over the frame."""
-    inputs = load_inputs(store, sample, list(by), judge)
+    """The inputs, each estimator's rate per slice at `level`, the error types and the judge's
+    scores over the frame."""
+    inputs = shared_inputs(store, sample, by, judge)
     return {
         "inputs": inputs,
         "rows": rate_rows(inputs, list(by), [level], ESTIMATORS, threshold),
@@ -33,7 +55,15 @@ def rates_view(
 
 
 def trend_view(
-    store: Store, sample: str, window: str, level: str, judge: str | None, threshold: float
+    store: Store,
+    sample: str,
+    by: Sequence[str],
+    judge: str | None,
+    window: str,
+    level: str,
+    threshold: float,
 ) -> dict[str, Any]:
-    """The rates per `window` (day, week, month) with the drift tests between windows."""
-    return trend(load_inputs(store, sample, [window], judge), window, level, threshold=threshold)
+    """The rates per `window` (day, week, month) with the drift tests between windows, from
+    the inputs `rates_view` read for the same sample, slices and judge."""
+    inputs = shared_inputs(store, sample, by, judge)
+    return trend(inputs, window, level, threshold=threshold)

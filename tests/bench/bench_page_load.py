@@ -35,7 +35,7 @@ from tests.bench.synthetic import write_jsonl
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = 2500
 REVIEWERS = (("rev-a", 3), ("rev-b", 6), ("rev-c", 10))  # name, error in percent
-PAGES = ("home", "agreement", "calibration")
+PAGES = ("home", "agreement", "calibration", "rates")
 BARE = """
 import streamlit as st
 st.title("bare")
