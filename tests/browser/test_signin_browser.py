@@ -190,6 +190,32 @@ def test_an_auditor_sees_calibration_charts_drawn_and_downloads_the_report_with_
     context.close()
 
 
+def test_an_auditor_reads_rates_on_a_visit_after_a_reload_and_at_another_level(
+    browser: Any, accounts_url: str
+) -> None:
+    """As the least privileged role that reads Rates: the page draws its table and trend from
+    the numbers it keeps per setting (annotate.rates.view), on a revisit too, and another
+    setting (the claim level) draws its own; no lead control is shown."""
+    from tests.browser.test_home_browser import choose
+
+    context = browser.new_context(base_url=accounts_url)
+    page = context.new_page()
+    page.goto("/rates")
+    sign_in(page, "vera", PASSWORD)
+    for _ in range(2):  # the first visit, then a new session of the same page
+        page.get_by_role("heading", name="Hallucination rates", exact=True).wait_for()
+        page.get_by_text("response rate · threshold", exact=False).wait_for()
+        page.locator("[data-testid='stDataFrame']").first.wait_for()
+        page.get_by_role("heading", name="Trend", exact=True).wait_for()
+        page.reload()
+    page.get_by_role("heading", name="Hallucination rates", exact=True).wait_for()
+    choose(page, "Level", "claim")
+    page.get_by_text("claim rate · threshold", exact=False).wait_for()
+    assert page.get_by_role("button", name="Save the threshold").count() == 0
+    assert page.get_by_role("button", name="Top up the sample to this plan").count() == 0
+    context.close()
+
+
 def session_cookie(context: Any) -> dict[str, Any]:
     """The session cookie, once the page's script has set it (right after sign-in)."""
     for _ in range(100):
