@@ -224,7 +224,7 @@ def ppi_unit_variance(rate: float, sensitivity: float, specificity: float) -> fl
     return min(missed + false_alarm - mean**2, rate * (1 - rate))
 
 
-def score_summary(scores: Sequence[float], buckets: int = 10) -> dict[str, object]:
+def score_summary(scores: Sequence[float] | np.ndarray, buckets: int = 10) -> dict[str, object]:
     """A score histogram with equal-width buckets, and p50 / p95 / standard deviation."""
     values = np.asarray(scores, dtype=float)
     if not len(values):

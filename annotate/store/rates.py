@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -50,7 +51,9 @@ def frame_table(
     attrs = "".join(
         f", json_extract_string(t.attributes, ?) AS a{i}" for i in range(len(attributes))
     )
-    keys = ", ".join(f"f.s{i}" for i in range(len(by)))
+    keys = "".join(f"f.s{i}, " for i in range(len(by)))
+    plain = "".join(f"s{i}, " for i in range(len(by)))
+    attr_names = "".join(f", a{i}" for i in range(len(attributes)))
     sql = (
         f"WITH {cte}, latest AS (SELECT trace_id, level, claim_index, arg_max(label, rowid) AS label "
         "FROM judge_verdicts WHERE judge = ? AND trace_id IN (SELECT trace_id FROM frame) "
@@ -62,21 +65,23 @@ def frame_table(
         "  AND m.outcome IN ('supported', 'unsupported')) AS jresp, "
         "count(*) FILTER (WHERE m.outcome IS NULL) AS unmapped "
         "FROM latest v LEFT JOIN _batch m USING (label) GROUP BY v.trace_id), "
-        f"trace_rows AS (SELECT f.trace_id, {keys}, t.feature, t.risk_category, t.model, "
-        "strftime(date_trunc('day', t.timestamp), '%Y-%m-%d') AS day, "
-        "strftime(date_trunc('week', t.timestamp), '%Y-%m-%d') AS week, "
-        f"strftime(date_trunc('month', t.timestamp), '%Y-%m') AS month{attrs}, "
+        # a drawn trace keeps its trace_id (a group of its own); the others group by value
+        "trace_rows AS (SELECT CASE WHEN drawn.trace_id IS NOT NULL THEN f.trace_id END "
+        f"AS trace_id, {keys}t.feature, t.risk_category, t.model, "
+        f"date_trunc('day', t.timestamp) AS day_start{attrs}, "
         "coalesce(j.jcu, 0) AS jcu, coalesce(j.jcn, 0) AS jcn, "
         "CASE WHEN j.jresp THEN 1.0 WHEN NOT j.jresp THEN 0.0 "
         "     WHEN j.jcu > 0 THEN 1.0 WHEN j.jcn > 0 THEN 0.0 END AS jr, "
         "coalesce(j.unmapped, 0) AS unmapped "
-        "FROM frame f JOIN traces t USING (trace_id) LEFT JOIN judged j USING (trace_id)), "
-        "drawn AS (SELECT trace_id FROM sample_units WHERE sample = ?) "
-        "SELECT *, 1 AS traces FROM trace_rows SEMI JOIN drawn USING (trace_id) UNION ALL BY NAME "
-        "SELECT * EXCLUDE (trace_id, jcu, jcn, unmapped), NULL::VARCHAR AS trace_id, "
-        "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, sum(unmapped)::BIGINT AS unmapped, "
-        "count(*) AS traces "
-        "FROM trace_rows ANTI JOIN drawn USING (trace_id) GROUP BY ALL "
+        "FROM frame f JOIN traces t USING (trace_id) LEFT JOIN judged j USING (trace_id) "
+        "LEFT JOIN (SELECT trace_id FROM sample_units WHERE sample = ?) drawn USING (trace_id)) "
+        f"SELECT trace_id, {plain}feature, risk_category, model, "
+        "strftime(day_start, '%Y-%m-%d') AS day, "
+        "strftime(date_trunc('week', day_start), '%Y-%m-%d') AS week, "
+        f"strftime(date_trunc('month', day_start), '%Y-%m') AS month{attr_names}, "
+        "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, jr, "
+        "sum(unmapped)::BIGINT AS unmapped, count(*) AS traces FROM trace_rows "
+        f"GROUP BY trace_id, {plain}feature, risk_category, model, day_start{attr_names}, jr "
         "ORDER BY ALL NULLS LAST"
     )
     attr_params = [json_path(a) for a in attributes]
@@ -112,27 +117,27 @@ def units(store: Store, sample: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["trace_id", "stratum", "pi", "weight"])
 
 
-def judge_scores(store: Store, sample_frame_ids: Any, judge: str) -> list[float]:
-    rows = store.fetch_with_batch(
+def judge_scores(store: Store, sample_frame_ids: Any, judge: str) -> np.ndarray:
+    table = store.fetch_arrow_with_batch(
         "SELECT score FROM judge_verdicts JOIN _batch USING (trace_id) "
         "WHERE judge = ? AND score IS NOT NULL AND isfinite(score)",
         sample_frame_ids,
         [judge],
     )
-    return [float(r[0]) for r in rows]
+    return table.column("score").to_numpy()
 
 
 def frame_judge_scores(
     store: Store, filters: Filters, max_import_id: int, judge: str
-) -> list[float]:
+) -> np.ndarray:
     """The judge's finite scores on every trace of a frame (each verdict's score)."""
     cte, params = frame_cte(filters, (), max_import_id)
-    rows = store.fetchall(
+    table = store.fetch_arrow(
         f"WITH {cte} SELECT v.score FROM judge_verdicts v SEMI JOIN frame f USING (trace_id) "
         "WHERE v.judge = ? AND v.score IS NOT NULL AND isfinite(v.score)",
         [*params, judge],
     )
-    return [float(r[0]) for r in rows]
+    return table.column("score").to_numpy()
 
 
 def judge_verdict_counts(store: Store) -> list[tuple[str, int]]:
