@@ -53,3 +53,36 @@ def test_the_judges_rate_and_scores_count_every_frame_trace(tmp_path):
     expected = sorted(r[0] for r in store.fetchall("SELECT score FROM judge_verdicts"))
     assert found["count"] == len(expected) == 400
     store.close()
+
+
+def test_an_attribute_slice_counts_the_judge_over_its_own_traces(tmp_path):
+    """Rows of the rest of the frame group by the attribute too, so its slices are exact."""
+    import json
+
+    from rates_data import write_traces
+
+    from annotate.ingest.importer import import_traces
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample
+
+    path = write_traces(tmp_path / "t.jsonl", {"billing_qa": 0.3, "hr_policy": 0.2})
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for number, row in enumerate(rows):
+        row["attributes"] = {"tenant": "north" if number % 3 else "south"}
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = open_store(tmp_path / "a.duckdb")
+    import_traces(store, path)
+    draw_sample(store, SampleSpec(name="main", n=40, by=("feature",), seed=5))
+    inputs = load_inputs(store, "main", ["tenant"])
+    found = rate_rows(inputs, ["tenant"], ["claim"], ["judge_raw"], 0.1, 20, 0)
+    for tenant in ("north", "south"):
+        hits, judged = store.fetchone(
+            "SELECT count(*) FILTER (WHERE v.label = 'unsupported'), count(*) FROM judge_verdicts "
+            "v JOIN traces t USING (trace_id) WHERE json_extract_string(t.attributes, "
+            "'$.tenant') = ?",
+            [tenant],
+        )
+        row = next(r for r in found if r["slice"] == {"tenant": tenant})
+        assert (row["n"], round(row["rate"], 12)) == (judged, round(hits / judged, 12))
+    assert len(inputs.frame) < len(rows)
+    store.close()
