@@ -71,6 +71,8 @@ def visit(page):
         if page != "home":
             app.switch_page("pages/" + page + ".py").run()
     assert not app.exception, app.exception
+    # a page that could not compute shows an error instead of its tables: not a page load
+    assert page is None or len(app.dataframe), (page, [e.value for e in app.error])
     return time.perf_counter() - started
 
 
