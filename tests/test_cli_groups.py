@@ -20,7 +20,7 @@ from annotate.cli.main import GROUPS, build_parser
 from annotate.labelling.evidence import load_evidence, shared_evidence
 from annotate.labelling.session import claim_view, record_verdict
 from annotate.report import charts
-from annotate.report.svg import Renderer
+from annotate.report.svg import ChartError, Renderer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,3 +128,26 @@ def test_id_batches_hold_each_trace_once(labelled, ids):  # noqa: F811
     batch = id_batch(ids)
     rows = labelled.fetch_with_batch("SELECT trace_id FROM _batch ORDER BY trace_id", batch)
     assert [r[0] for r in rows] == sorted(dict.fromkeys(ids))
+
+
+def test_a_prefetched_chart_is_the_one_asked_for_later_and_asked_of_the_helper_once(monkeypatch):
+    renderer = Renderer()
+    asked: list[str] = []
+    answer = renderer._answer
+
+    def counted(ask):
+        asked.append(ask.get("chart", "spec"))
+        return answer(ask)
+
+    monkeypatch.setattr(renderer, "_answer", counted)
+    renderer.prefetch("confusion", [CONFUSION])
+    renderer.prefetch("confusion", [CONFUSION])  # asked once
+    spec, svg = renderer.chart("confusion", [CONFUSION])
+    assert asked == ["confusion"] and spec == charts.confusion_chart(CONFUSION).to_dict(
+        validate=False
+    )
+    assert renderer.chart("confusion", [CONFUSION])[0] == spec and asked == ["confusion"] * 2
+    renderer.prefetch("no-such-chart", [])
+    with pytest.raises(ChartError, match="vl-convert could not render a chart"):
+        renderer.chart("no-such-chart", [])
+    renderer.close()

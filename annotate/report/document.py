@@ -23,6 +23,7 @@ from annotate.report.render import (
     Heading,
     Paragraph,
     Table,
+    prefetch_chart,
     render_html,
     render_markdown,
     report_chart,
@@ -39,10 +40,14 @@ def build_report(
 ) -> dict[str, Any]:
     """The calibration document beside reviewer agreement on the same traces and level.
 
-    Preparing it is an act: recorded with its actor and the thresholds it used."""
+    Preparing it is an act: recorded with its actor and the thresholds it used. The charts
+    start in the chart helper as soon as their numbers exist (as `report_blocks` asks)."""
+    prefetch_chart("confusion", calibration["confusion"])
+    prefetch_chart("slices", calibration["slices"])
     reviewers = agreement(
         store, calibration["sample"], calibration["level"], "binary", seed, repetitions
     )
+    prefetch_chart("over_time", reviewers["over_time"])
     who = as_actor(actor)
     record_act(
         store, who, "report", calibration["judge"], sample=calibration["sample"],

@@ -154,6 +154,12 @@ def chart_svg(spec: dict[str, Any]) -> str:
     return sanitise_svg(RENDERER.svg(spec)).strip()
 
 
+def prefetch_chart(name: str, *args: Any) -> None:
+    """Start report chart `name` in the chart helper now, beside the numbers still to compute;
+    `report_chart` with the same arguments takes it."""
+    RENDERER.prefetch(name, args)
+
+
 def report_chart(name: str, alt: str, *args: Any) -> list[Chart]:
     """Report chart `name` of `annotate.report.charts` drawn from a document's numbers, built
     and rendered by the chart helper: one block, or none when it has nothing to draw."""

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 # The child: start the engine and import the charts at once, then one JSON ask per line in
@@ -55,6 +56,9 @@ class Renderer:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._failed = False
+        self._ahead: dict[str, Future[tuple[dict[str, Any], str] | None]] = {}
+        self._ahead_lock = threading.Lock()
+        self._waiter: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
         """Start the helper (its engine and the charts' imports) now, without waiting for it."""
@@ -67,9 +71,27 @@ class Renderer:
             return _in_process(spec)
         return str(found["svg"])
 
+    def prefetch(self, name: str, args: Sequence[Any]) -> None:
+        """Ask for chart `name` now; a thread waits for the helper (the GIL is free while it
+        does) and the next `chart` with the same name and arguments takes the result."""
+        key = _chart_key(name, args)
+        with self._ahead_lock:
+            if key in self._ahead:
+                return
+            if self._waiter is None:
+                self._waiter = ThreadPoolExecutor(1, thread_name_prefix="chart-helper")
+            self._ahead[key] = self._waiter.submit(self._chart_now, name, list(args))
+
     def chart(self, name: str, args: Sequence[Any]) -> tuple[dict[str, Any], str] | None:
         """Chart `name` of `annotate.report.charts` (see `report_spec`) built from `args`:
         its Vega-Lite spec and SVG, or None when it has nothing to draw."""
+        with self._ahead_lock:
+            ahead = self._ahead.pop(_chart_key(name, args), None)
+        if ahead is not None:
+            return ahead.result()
+        return self._chart_now(name, args)
+
+    def _chart_now(self, name: str, args: Sequence[Any]) -> tuple[dict[str, Any], str] | None:
         found = self._answer({"chart": name, "args": list(args)})
         if found is None or "unavailable" in found:
             from annotate.report import charts
@@ -119,6 +141,10 @@ class Renderer:
             self._failed = True
             return None
         return self._process
+
+
+def _chart_key(name: str, args: Sequence[Any]) -> str:
+    return json.dumps([name, list(args)], default=str, sort_keys=True)
 
 
 def _ask(process: subprocess.Popen[bytes], message: bytes) -> bytes | None:
