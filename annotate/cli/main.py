@@ -80,7 +80,7 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
             "bundle",
             "verify-bundle",
         ),
-    ),  # fmt: skip
+    ),
     "rubrics": ("add_rubric_commands", ("judge", "rubric")),
     "canary": ("add_canary_commands", ("canary",)),
 }

@@ -26,7 +26,10 @@ _SHARED: ContextVar[dict[tuple[int, str | None], Evidence] | None] = ContextVar(
 def shared_evidence() -> Iterator[None]:
     """Inside this block load_evidence reads each store and sample once (for work that
     changes no label while it runs, as a report)."""
-    token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
+    if _SHARED.get() is not None:  # nested: the outer block's reads serve
+        yield
+        return
+    token = _SHARED.set({})
     try:
         yield
     finally:

@@ -151,7 +151,11 @@ def warm_up() -> None:
 
 def chart_svg(spec: dict[str, Any]) -> str:
     """A Vega-Lite spec rendered offline by vl-convert, sanitised for inlining."""
-    return sanitise_svg(RENDERER.svg(spec)).strip()
+    return _inline(RENDERER.svg(spec))
+
+
+def _inline(svg: str) -> str:
+    return sanitise_svg(svg).strip()
 
 
 def prefetch_chart(name: str, *args: Any) -> None:
@@ -197,7 +201,8 @@ def _html_block(block: Block) -> str:
         return _html_table(block)
     return (
         f'<figure class="chart" role="img" aria-label="{_h(block.alt)}">'
-        f"{sanitise_svg(block.svg).strip() if block.svg else chart_svg(block.spec)}<figcaption>{_h(block.alt)}</figcaption></figure>"
+        f"{_inline(block.svg) if block.svg else chart_svg(block.spec)}"
+        f"<figcaption>{_h(block.alt)}</figcaption></figure>"
     )
 
 

@@ -26,6 +26,7 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
 def id_batch(trace_ids: Iterable[str]) -> dict[str, np.ndarray]:
@@ -33,9 +34,6 @@ def id_batch(trace_ids: Iterable[str]) -> dict[str, np.ndarray]:
     which DuckDB scans as it is. (A pyarrow table made pyarrow import pandas, ~0.15 s, in
     commands and pages that need no pandas.)"""
     return {"trace_id": np.array(list(dict.fromkeys(trace_ids)), dtype=object)}
-
-
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
 def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from annotate.store import Store
+from annotate.store import Store, id_batch
 from annotate.traces import JudgeVerdict, RowError, Trace, to_json_bytes
 
 TRACE_COLUMNS = (
@@ -78,7 +78,7 @@ def stored_hashes(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str
     rows = store.fetch_with_batch(
         "SELECT t.trace_id, t.content_hash, t.import_id, t.source_line "
         "FROM traces t JOIN _batch USING (trace_id)",
-        pa.table({"trace_id": list(trace_ids)}),
+        id_batch(trace_ids),
     )
     return {row[0]: (row[1], row[2], row[3]) for row in rows}
 
@@ -225,7 +225,7 @@ def stored_verdict_keys(store: Store, trace_ids: Sequence[str]) -> set[tuple[Any
     rows = store.fetch_with_batch(
         "SELECT v.trace_id, v.judge, v.level, v.label, v.score, v.explanation "
         "FROM judge_verdicts v JOIN _batch USING (trace_id)",
-        pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}),
+        id_batch(trace_ids),
     )
     return {tuple(row) for row in rows}
 

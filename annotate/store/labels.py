@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotate.store import Store
+from annotate.store import Store, id_batch
 
 EVENT_COLUMNS = (
     "trace_id",
@@ -44,7 +44,7 @@ def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, list[in
         "FILTER (WHERE c.claim_index IS NOT NULL) FROM traces t "
         "JOIN _batch USING (trace_id) LEFT JOIN claims c USING (trace_id) "
         "GROUP BY t.trace_id",
-        pa.table({"trace_id": list(trace_ids)}),
+        id_batch(trace_ids),
     )
     return {trace_id: list(indexes or []) for trace_id, indexes in rows}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotate.store import Store
+from annotate.store import Store, id_batch
 from annotate.store.frame_verdicts import signatures
 from annotate.store.samples import (
     STRATUM_COLUMNS,
@@ -275,7 +275,7 @@ def undrawn_signatures(
     drawn: Sequence[str],
 ) -> list[Any]:
     """The judge's verdict signatures (store.frame_verdicts) of the frame traces not drawn."""
-    batch = pa.table({"trace_id": pa.array(list(drawn), pa.string())})
+    batch = id_batch(drawn)
     ctes = (
         f"{cte}, sig_frame AS (SELECT * FROM frame WHERE trace_id NOT IN "
         f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind, width)}"
@@ -297,7 +297,7 @@ def drawn_rows(
     store: Store, glob: str, fmt: str, trace_ids: Sequence[str], id_expr: str
 ) -> pa.Table:
     """The drawn traces' rows as the files hold them, with `filename` (and row for Parquet)."""
-    wanted = pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
+    wanted = id_batch(trace_ids)
     return store.fetch_arrow_with_batch(
         f"SELECT * FROM {reader(fmt)} WHERE CAST({id_expr} AS VARCHAR) IN "
         "(SELECT trace_id FROM _batch)",
