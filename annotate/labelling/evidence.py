@@ -11,6 +11,7 @@ from typing import Any
 
 from annotate.judge.labels import label_map
 from annotate.stats.gold import Evidence
+from annotate.stats.shared import sharing
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
@@ -26,14 +27,8 @@ _SHARED: ContextVar[dict[tuple[int, str | None], Evidence] | None] = ContextVar(
 def shared_evidence() -> Iterator[None]:
     """Inside this block load_evidence reads each store and sample once (for work that
     changes no label while it runs, as a report)."""
-    if _SHARED.get() is not None:  # nested: the outer block's reads serve
+    with sharing(_SHARED):
         yield
-        return
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
 
 
 def load_evidence(store: Store, sample: str | None) -> Evidence:

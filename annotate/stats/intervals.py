@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from annotate.stats.shared import sharing
+
 Z95 = 1.959963984540054
 MIN_DEFINED_SHARE = 0.5  # fewer defined resamples than this share: no interval, say why
 
@@ -137,14 +139,8 @@ _SHARED: ContextVar[dict[Any, np.ndarray] | None] = ContextVar("shared_resamples
 def shared_resamples() -> Iterator[None]:
     """Inside this block resample_weights draws each distinct set of resamples once; the
     matrices are freed when the outermost block ends."""
-    if _SHARED.get() is not None:
+    with sharing(_SHARED):
         yield
-        return
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
 
 
 def _pooled(stratum_of: dict[int, Hashable], groups: int) -> list[list[int]]:
