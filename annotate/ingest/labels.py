@@ -135,7 +135,7 @@ def import_labels(
         chosen = fmt or detect_format(fh, label)
         if chosen not in LABEL_FORMATS:
             raise UsageError(f"labels must be {', '.join(LABEL_FORMATS)}, not {chosen}")
-        with store.transaction():
+        with store.transaction(bulk=True):
             who = as_actor(actor)
             import_id = import_sql.start_import(store, "labels", label, chosen, who.name)
             report = ImportReport(import_id, label, chosen)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from annotate.store.schema_review import ATTRIBUTE_NAMES, CLAIM_VERSIONS, QUESTIONS
+from annotate.store.schema_review import ATTRIBUTE_NAMES, CLAIM_VERSIONS, FEWER_INDEXES, QUESTIONS
 from annotate.store.schema_rubrics import rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
@@ -379,4 +379,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0011_questions", QUESTIONS),
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
     ("0013_attribute_names", ATTRIBUTE_NAMES),
+    ("0014_fewer_indexes", FEWER_INDEXES),
 ]
