@@ -5,6 +5,7 @@ Timings are in tests/bench/; these tests pin behaviour only.
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pytest
 from labelling_data import prepare
@@ -191,7 +192,7 @@ def test_an_import_past_the_memory_limit_stores_nothing_and_says_how_to_raise_it
         import_traces(store, source, fmt="jsonl")
     message = str(failed.value)
     # the import streams within half the limit: the message names both
-    assert "ran out of its memory limit (4000KB, half of 8MB until an import's commit)" in message
+    assert "ran out of its memory limit (4000KB, half of 8MB while an import streams)" in message
     assert "nothing of this operation was stored" in message
     assert "ANNOTATE_MEMORY_LIMIT=2GB" in message
     assert store.scalar("SELECT count(*) FROM traces") == 0
@@ -221,12 +222,19 @@ def test_an_import_streams_within_half_the_memory_limit_and_commits_with_all_of_
     setting = "SELECT current_setting('memory_limit')"
     seen: list[str] = []
 
+    other = store.session()  # another browser session of the app
+    out_of_memory = duckdb.OutOfMemoryException("Out of Memory Error: could not allocate")
+    messages: list[str] = []
+
     def during(trace):
-        seen.append(store.scalar(setting))
+        seen.append(other.scalar(setting))
+        messages.append(str(other._failed(out_of_memory)))
         return []
 
     import_traces(store, source, fmt="jsonl", check=during)
     assert set(seen) == {"476.8 MiB"}  # 500,000,000 bytes while the rows stream
+    assert "memory limit (500000KB, half of 1GB while an import streams)" in messages[0]
+    assert "memory limit (1GB)" in str(other._failed(out_of_memory))
     assert store.scalar(setting) == "953.6 MiB"  # the whole 1GB again, for the commit on
     assert store.scalar("SELECT count(*) FROM traces") == 50
 

@@ -26,6 +26,8 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
+# Stores (by path) whose process has an import streaming within half the memory limit.
+_STREAMING: set[str] = set()
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -51,7 +53,6 @@ class Store:
         self.conn = conn
         self.path = path
         self._in_transaction = False
-        self._bulk = False
         # One cursor may still be asked for work from two threads: Streamlit starts a
         # session's rerun while the interrupted run is winding down. duckdb refuses a busy
         # cursor instead of waiting, so calls on one Store take turns.
@@ -84,8 +85,8 @@ class Store:
         if isinstance(exc, duckdb.OutOfMemoryException) or "failed to pin block" in text:
             first = text.splitlines()[0] if text else type(exc).__name__
             limit = memory_limit()
-            if self._bulk:
-                limit = f"{half_size(limit)}, half of {limit} until an import's commit"
+            if self.path in _STREAMING:  # any session's import: the limit is the database's
+                limit = f"{half_size(limit)}, half of {limit} while an import streams"
             return StoreError(
                 f"{self.path}: the store ran out of its memory limit ({limit}), so "
                 "nothing of this operation was stored; run it again with a larger limit, for "
@@ -197,7 +198,10 @@ class Store:
 
     def _limit(self, size: str, bulk: bool) -> None:
         self.execute(f"SET memory_limit = '{size}'")
-        self._bulk = bulk
+        if bulk:
+            _STREAMING.add(self.path)
+        else:
+            _STREAMING.discard(self.path)
 
     def schema_version(self) -> int:
         return int(self.scalar("SELECT count(*) FROM schema_migrations") or 0)

@@ -4,7 +4,8 @@ The baseline is pandas `groupby(...).sample(...)` on the same frame, measured in
 same run (once on a DataFrame already in memory, once including loading it from the
 store). A second baseline is the floor of the hash rule: DuckDB computing
 sha256("<seed>:<trace_id>") for every frame trace and nothing else, which any draw that
-keeps today's samples must do. Wall time and CPU time (all threads) are printed: CPU time
+keeps today's samples must do; a third is the judge's flagged share per stratum by one
+DuckDB query, which a Neyman plan must compute. Wall time and CPU time (all threads) are printed: CPU time
 moves less when other work shares the machine. The traces are written straight into a
 store file with SQL: this measures sampling, not import. Sized by ANNOTATE_BENCH_LARGE
 (default 1,000,000); stores of 100,000 traces or more are kept in the temporary directory
@@ -140,6 +141,26 @@ def time_hash_floor(store) -> Clock:
     return clock
 
 
+# The judge's flagged share per stratum, which Neyman allocation needs: every frame trace
+# with any verdict whose label maps to unsupported (the bench's one judge: contradicted and
+# unsupported), over traces with a mapped verdict. One DuckDB query, no Python around it.
+JUDGE_RATE_FLOOR = (
+    "WITH judged AS (SELECT trace_id, bool_or(label <> 'supported') AS flagged "
+    "FROM judge_verdicts GROUP BY trace_id) "
+    "SELECT feature, risk_category, count(*), avg(CASE WHEN flagged THEN 1.0 "
+    "WHEN NOT flagged THEN 0.0 END) FROM traces LEFT JOIN judged USING (trace_id) "
+    "WHERE judgeable GROUP BY ALL"
+)
+
+
+def time_judge_rate_floor(store) -> Clock:
+    clock = Clock()
+    for _ in range(REPEATS):
+        with clock():
+            store.fetchall(JUDGE_RATE_FLOOR)
+    return clock
+
+
 def time_pandas(store, count: int) -> tuple[Clock, Clock]:
     load = Clock()
     with load():
@@ -169,12 +190,14 @@ def run() -> None:
         show(f"store with {count:,} traces ready in {time.perf_counter() - started:.1f} s")
         plans, draws, strata = time_ours(store)
         floor = time_hash_floor(store)
+        rates = time_judge_rate_floor(store)
         load, pandas = time_pandas(store, count)
         store.close()
     (plan, plan_cpu), (draw, draw_cpu) = plans.median, draws.median
     ours, ours_cpu = plan + draw, plan_cpu + draw_cpu
     (hashed, hashed_cpu), (panda, panda_cpu) = floor.median, pandas.median
     loaded = load.median[0]
+    rated, rated_cpu = rates.median
     show(
         f"sample {SAMPLE} of {count:,} traces across {strata} strata (neyman, median of {REPEATS}): "
         f"plan {ms(plan)} + draw and store {ms(draw)} = {ms(ours)} "
@@ -190,4 +213,10 @@ def run() -> None:
         f"baseline the hash rule alone, DuckDB sha256 of every frame trace: {ms(hashed)} "
         f"(CPU {ms(hashed_cpu)}); ratio ours / hash {ours / hashed:.2f}x "
         f"(CPU {ours_cpu / hashed_cpu:.2f}x); the hash alone / pandas {hashed / panda:.2f}x"
+    )
+    show(
+        f"baseline the judge rate per stratum alone (Neyman's input), one DuckDB GROUP BY: "
+        f"{ms(rated)} (CPU {ms(rated_cpu)}); plan / it {plan / rated:.2f}x. The two floors "
+        f"together, the least a plan and draw that keep today's samples can take here: "
+        f"{ms(hashed + rated)}, {(hashed + rated) / panda:.2f}x pandas' whole draw"
     )
