@@ -333,8 +333,11 @@ def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
     )
     details = view.details()
     marks = [(d.start, d.end) for d in details if not d.in_context]
+    # which claim this is, for a page that must tell two claims of the same text apart
+    claim_key = f"{trace['trace_id']}#{view.claim_index}"
     st.html(
-        f'<div class="annotate-claim" style="{_BOX} background: rgba(255,220,0,0.15)">'
+        f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
+        f'style="{_BOX} background: rgba(255,220,0,0.15)">'
         f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
     )
     if details:  # the template is ours (one piece per detail); every value is escaped

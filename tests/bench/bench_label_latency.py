@@ -183,7 +183,7 @@ async def label_latencies(
         raise
     times = []
     for _ in range(presses):
-        before = await page.locator(".annotate-claim").inner_text()
+        before = await page.locator(".annotate-claim").get_attribute("data-claim")
         await page.evaluate("document.activeElement && document.activeElement.blur()")
         await read_claim(rng)
         started = time.perf_counter()
@@ -197,10 +197,12 @@ async def label_latencies(
 
 # The next claim is on screen and the rerun has drawn everything under it: no element of the
 # previous run is left stale (Streamlit marks them until the run replaces or removes them),
-# the contexts and the verdict and skip buttons are there.
+# the contexts and the verdict and skip buttons are there. Claims are told apart by their
+# trace and index (data-claim), not their text: the generated traces repeat sentences, and
+# two claims of the same text in a row once left a press waiting for 60 s.
 DRAWN = """before => {
     const claim = document.querySelector('.annotate-claim');
-    if (!claim || claim.innerText === before) return false;
+    if (!claim || claim.dataset.claim === before) return false;
     if (document.querySelector('[data-stale="true"]')) return false;
     return document.querySelectorAll('.annotate-context').length > 0
         && document.querySelector('[class*="st-key-label_skip_"]') !== null

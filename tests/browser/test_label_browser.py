@@ -6,6 +6,8 @@ traces with provided claims, one whose response and context hold live HTML.
 
 from __future__ import annotations
 
+import re
+
 import json
 import subprocess
 import sys
@@ -102,9 +104,11 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
     page.locator("[data-testid='stPageLink-NavLink']", has_text="Label").click()
     page.locator(".annotate-claim").wait_for()
     saw_markup = False
+    shown: list[str] = []
     for done in range(9):
         page.get_by_text(f"{done} / 9 claims done").wait_for()
         before = claim_text(page)
+        shown.append(page.locator(".annotate-claim").get_attribute("data-claim") or "")
         saw_markup = (
             saw_markup
             or "<script>window.__xss=2</script>" in page.locator(".annotate-response").inner_text()
@@ -121,6 +125,10 @@ def test_a_reviewer_labels_every_claim_with_the_keyboard_and_no_markup_runs(
             )
         assert page.evaluate("window.__xss") is None
     page.get_by_text("Your queue for this sample is empty").wait_for()
+    # each claim says which it is (trace#index), so a page or bench tells apart two claims
+    # of the same text; the bench waited 60 s on such a pair when it compared texts
+    assert len(set(shown)) == 9, shown
+    assert all(re.fullmatch(r"[^#]+#\d+", key) for key in shown), shown
     assert saw_markup, "the trace with markup was shown, as literal text"
     assert page.locator("script", has_text="window.__xss").count() == 0
     assert page.locator("img[src='x']").count() == 0
