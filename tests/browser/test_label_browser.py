@@ -6,9 +6,8 @@ traces with provided claims, one whose response and context hold live HTML.
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
