@@ -174,7 +174,8 @@ class Store:
         The process then peaks lower: a 1,000,000-trace import at 512MB, 587 MB instead of
         742-767 MB, because the evictable buffers no longer fill the limit before the
         commit needs it. The setting is the database's, so the process's other sessions
-        work within the half too while the import streams."""
+        work within the half too while the import streams. Nested in another transaction,
+        `bulk` changes nothing: the outer one decides."""
         with self._lock:
             if self._in_transaction:
                 yield self
