@@ -26,6 +26,7 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", re.IGNORECASE)  # a memory size: 512MB, 2GB, 1GiB
 # Stores (by path) whose process has an import streaming within half the memory limit.
 _STREAMING: set[str] = set()
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
@@ -171,9 +172,9 @@ class Store:
         `bulk` (a whole file's import): until the commit, DuckDB works within half the
         memory limit. What it holds then can spill (the rows written so far, scans); the
         commit's merge into the indexes cannot, so the commit gets the whole limit back.
-        The process then peaks lower: a 1,000,000-trace import at 512MB, 587 MB instead of
-        742-767 MB, because the evictable buffers no longer fill the limit before the
-        commit needs it. The setting is the database's, so the process's other sessions
+        The process then peaks lower, because the evictable buffers no longer fill the limit
+        before the commit needs it: a 1,000,000-trace import at 512MB, 506 MB instead of
+        766 MB (with migration 0014's fewer indexes; bench_import_memory). The setting is the database's, so the process's other sessions
         work within the half too while the import streams. Nested in another transaction,
         `bulk` changes nothing: the outer one decides."""
         with self._lock:
@@ -189,12 +190,11 @@ class Store:
             except BaseException:
                 self._in_transaction = False
                 self.conn.execute("ROLLBACK").fetchall()
+                raise
+            finally:  # after a rollback, before a commit: the whole limit again
                 if bulk:
                     self._limit(memory_limit(), bulk=False)
-                raise
             self._in_transaction = False
-            if bulk:
-                self._limit(memory_limit(), bulk=False)
             self.execute("COMMIT")
 
     def _limit(self, size: str, bulk: bool) -> None:
@@ -211,7 +211,7 @@ class Store:
 def memory_limit() -> str:
     """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 512MB."""
     value = os.environ.get("ANNOTATE_MEMORY_LIMIT", "").strip() or DEFAULT_MEMORY_LIMIT
-    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
+    if not _SIZE.fullmatch(value):
         raise StoreError(
             f"ANNOTATE_MEMORY_LIMIT={value!r} is not a size; give one like 400MB or 2GB"
         )
@@ -223,7 +223,7 @@ _UNITS = {"K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 def half_size(size: str) -> str:
     """Half of a memory size as memory_limit() gives it ('512MB' -> '256000KB')."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", size.strip(), re.IGNORECASE)
+    match = _SIZE.fullmatch(size.strip())
     if match is None:
         raise StoreError(f"{size!r} is not a size; give one like 400MB or 2GB")
     number, unit, binary = match.groups()

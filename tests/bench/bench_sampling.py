@@ -5,8 +5,8 @@ same run (once on a DataFrame already in memory, once including loading it from 
 store). A second baseline is the floor of the hash rule: DuckDB computing
 sha256("<seed>:<trace_id>") for every frame trace and nothing else, which any draw that
 keeps today's samples must do; a third is the judge's flagged share per stratum by one
-DuckDB query, which a Neyman plan must compute. Wall time and CPU time (all threads) are printed: CPU time
-moves less when other work shares the machine. The traces are written straight into a
+DuckDB query, which a Neyman plan must compute. Wall time and CPU time (all threads) are
+printed: CPU time moves less when other work shares the machine. The traces are written straight into a
 store file with SQL: this measures sampling, not import. Sized by ANNOTATE_BENCH_LARGE
 (default 1,000,000); stores of 100,000 traces or more are kept in the temporary directory
 between runs.
