@@ -26,7 +26,8 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", re.IGNORECASE)  # a memory size: 512MB, 2GB, 1GiB
+# A memory size: 512MB, 2GB, 1GiB.
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", re.IGNORECASE)
 # Stores (by path) whose process has an import streaming within half the memory limit.
 _STREAMING: set[str] = set()
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
