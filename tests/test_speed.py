@@ -249,3 +249,98 @@ def test_an_import_streams_within_half_the_memory_limit_and_commits_with_all_of_
     with pytest.raises(StoreError, match="not a size"):
         half_size("lots")
     store.close()
+
+
+def test_an_import_pauses_the_cyclic_collector_and_restores_it_however_it_ends(
+    tmp_path, fresh_store, monkeypatch
+):
+    """Catches an import that walks its millions of rows with the cyclic collector (a fifth of
+    a 200k-trace import's time), or one that leaves the collector off for the rest of the
+    process (the app's other sessions) after it commits, fails, or when it was already off."""
+    import gc
+
+    from conftest import FIXTURES
+
+    from annotate.errors import InputError
+    from annotate.ingest import labels as label_import
+    from annotate.ingest.importer import import_traces
+    from tests.bench.synthetic import write_jsonl
+
+    source = tmp_path / "traces.jsonl"
+    write_jsonl(source, 20)
+    seen: list[bool] = []
+
+    def during(trace):
+        seen.append(gc.isenabled())
+        return []
+
+    assert gc.isenabled()
+    import_traces(fresh_store, source, fmt="jsonl", check=during)
+    assert seen == [False] * 20 and gc.isenabled()
+
+    def failing(trace):
+        raise RuntimeError("a crash in the middle of the file")
+
+    with pytest.raises(RuntimeError):
+        import_traces(fresh_store, source, fmt="jsonl", check=failing)
+    assert gc.isenabled()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(InputError):
+        import_traces(fresh_store, empty, fmt="jsonl")
+    assert gc.isenabled()
+
+    gc.disable()  # a process that runs without the collector keeps it off
+    try:
+        import_traces(fresh_store, FIXTURES / "generic" / "production.jsonl")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+    labelled = tmp_path / "labels.jsonl"
+    labelled.write_text(
+        '{"trace_id": "t-1", "claim": 0, "reviewer": "alice", "label": "supported"}\n'
+    )
+    batches: list[bool] = []
+    original = label_import._import_batch
+
+    def watched(*args, **kwargs):
+        batches.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(label_import, "_import_batch", watched)
+    assert label_import.import_labels(fresh_store, labelled).imported == 1
+    assert batches and not any(batches) and gc.isenabled()
+
+
+def test_overlapping_pauses_of_the_collector_are_counted():
+    """Catches two imports in one process (two sessions of the app) where the first to end
+    turns the collector back on under the other, or the last leaves it off."""
+    import gc
+    import threading
+
+    from annotate.ingest.collector import collector_paused
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    during_second: list[bool] = []
+
+    def first():
+        with collector_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with collector_paused():
+            second_in.set()
+            first_out.wait(5)
+            during_second.append(gc.isenabled())  # the first import has ended
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert during_second == [False]
+    assert gc.isenabled()

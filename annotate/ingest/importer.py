@@ -5,7 +5,8 @@ whole. The first occurrence of a trace_id wins; a later row with the same id and
 same content is a duplicate, with different content a conflict. Bad rows are
 reported and stored; good rows land; a crash leaves nothing of the file behind. The
 transaction is a bulk one (Store.transaction): DuckDB streams within half its memory limit
-and gets the whole limit back for the commit.
+and gets the whole limit back for the commit; Python's cyclic collector is paused meanwhile
+(annotate.ingest.collector).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import IO, Any
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import FORMATS, detect_format, read_records
+from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
 from annotate.store import Store
 from annotate.store import imports as sql
@@ -136,7 +138,7 @@ def import_traces(
     with file_path.open("rb") as fh:
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
-        with store.transaction(bulk=True):
+        with collector_paused(), store.transaction(bulk=True):
             who = as_actor(actor)
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             report = ImportReport(import_id, label, chosen)

@@ -18,6 +18,7 @@ from typing import Any
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import detect_format, read_records
+from annotate.ingest.collector import collector_paused
 from annotate.ingest.importer import BATCH_SIZE, KEPT_ERRORS, ImportReport, Progress
 from annotate.store import Store
 from annotate.store import imports as import_sql
@@ -135,7 +136,7 @@ def import_labels(
         chosen = fmt or detect_format(fh, label)
         if chosen not in LABEL_FORMATS:
             raise UsageError(f"labels must be {', '.join(LABEL_FORMATS)}, not {chosen}")
-        with store.transaction(bulk=True):
+        with collector_paused(), store.transaction(bulk=True):
             who = as_actor(actor)
             import_id = import_sql.start_import(store, "labels", label, chosen, who.name)
             report = ImportReport(import_id, label, chosen)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
+from unittest.mock import patch
 
 import duckdb
 
-from annotate.ingest import read_records
-from annotate.ingest.importer import import_traces
+from annotate.ingest import importer, read_records
+from annotate.ingest.collector import collector_paused
 from annotate.store import open_store
 from annotate.traces import Record, parse_record
 from tests.bench.figures import bench_size, file_size, show
@@ -27,11 +29,16 @@ DEFAULT_SIZE = 100_000
 DEFAULT_HOMOGENEOUS = 200_000
 
 
-def time_import(path: Path, db: Path) -> float:
-    """Seconds for open_store + import_traces + close, like one `annotate import`."""
+def time_import(path: Path, db: Path, pause_collector: bool = True) -> float:
+    """Seconds for open_store + import_traces + close, like one `annotate import`.
+    `pause_collector=False`: the import as it was before it paused Python's cyclic collector
+    (annotate.ingest.collector), the same-run baseline of that change."""
     started = time.perf_counter()
     store = open_store(db)
-    report = import_traces(store, path, fmt="jsonl")
+    with patch.object(
+        importer, "collector_paused", collector_paused if pause_collector else nullcontext
+    ):
+        report = importer.import_traces(store, path, fmt="jsonl")
     store.close()
     elapsed = time.perf_counter() - started
     if not report.is_clean or report.duplicates:
@@ -113,11 +120,16 @@ def measure(kind: str, count: int, homogeneous: bool) -> None:
         )
         bare = time_read_json(path, Path(tmp) / "bare.duckdb")
         ours = time_import(path, Path(tmp) / "store.duckdb")
+        collecting = time_import(path, Path(tmp) / "collecting.duckdb", pause_collector=False)
         parse = time_parse(path)
         floor = time_schema_floor(path, Path(tmp) / "floor.duckdb") if homogeneous else None
     show(
         f"import {count:,} {kind} traces: {count / ours:,.0f} traces/s ({ours:.1f} s); "
         f"duckdb read_json: {bare:.1f} s; ratio {ours / bare:.1f}x (target <= 2x)"
+    )
+    show(
+        f"  the same import with Python's cyclic collector running (before this change): "
+        f"{collecting:.1f} s; paused / running {ours / collecting:.2f}x"
     )
     if floor is not None:
         show(
