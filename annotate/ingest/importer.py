@@ -35,6 +35,9 @@ from annotate.traces import (
 
 BATCH_SIZE = 2000
 KEPT_ERRORS = 1000  # in the report; the store keeps every one
+# Files are read 1 MiB at a time: line by line through Python's default 8 KiB buffer, the
+# lines of a 730 MB file took 0.31-0.42 s to read; through 1 MiB, 0.07 s.
+READ_BUFFER = 1 << 20
 Progress = Callable[[int, float], None]  # (rows read, fraction of the file read)
 Check = Callable[[Trace], list[RowError]]  # a caller's own rule for a valid row (canary ids)
 
@@ -135,7 +138,7 @@ def import_traces(
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
     label = name or str(file_path)
-    with file_path.open("rb") as fh:
+    with file_path.open("rb", buffering=READ_BUFFER) as fh:
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
         with collector_paused(), store.transaction(bulk=True):

@@ -19,7 +19,13 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import detect_format, read_records
 from annotate.ingest.collector import collector_paused
-from annotate.ingest.importer import BATCH_SIZE, KEPT_ERRORS, ImportReport, Progress
+from annotate.ingest.importer import (
+    BATCH_SIZE,
+    KEPT_ERRORS,
+    READ_BUFFER,
+    ImportReport,
+    Progress,
+)
 from annotate.store import Store
 from annotate.store import imports as import_sql
 from annotate.store import labels as sql
@@ -132,7 +138,7 @@ def import_labels(
     if not file_path.is_file():
         raise UsageError(f"{file_path} does not exist or is not a file")
     label = name or str(file_path)
-    with file_path.open("rb") as fh:
+    with file_path.open("rb", buffering=READ_BUFFER) as fh:
         chosen = fmt or detect_format(fh, label)
         if chosen not in LABEL_FORMATS:
             raise UsageError(f"labels must be {', '.join(LABEL_FORMATS)}, not {chosen}")
