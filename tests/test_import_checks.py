@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -149,8 +150,8 @@ def test_an_external_reviewer_name_follows_the_user_add_rule(fresh_store, tmp_pa
     data = "".join(json.dumps(row) + "\n" for row in rows).encode()
     report = import_labels(fresh_store, write(tmp_path, "l.jsonl", data))
     assert messages(report) == [
-        'line 1: "reviewer" must be a user name of 1-64 characters with no spaces (as `annotate '
-        "user add` requires), got 'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr…' (100,000 characters)"
+        'line 1: "reviewer" must be a user name of 1-64 characters with no spaces, got '
+        "'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr…' (100,000 characters)"
     ]
     assert fresh_store.fetchall("SELECT reviewer FROM label_events") == [("ok-name",)]
 
@@ -173,3 +174,59 @@ def test_an_integer_past_64_bits_in_a_json_array_is_named(fresh_store, tmp_path)
         'item 1: "big" holds the integer 1180591620717411303424, beyond 64 bits; write it as a '
         "string"
     ]
+
+
+def test_integers_past_64_bits_on_a_json_line_are_refused_not_stored_rounded(fresh_store, tmp_path):
+    """Catches an integer that orjson read as a rounded float (2**70 stored as
+    1.1805916207174113e+21) and stored as if it were the number written."""
+    rows = [
+        bad(trace_id="b-1", attributes={"a": 2**64}),
+        bad(trace_id="b-2", attributes={"a": -(2**63) - 1}),
+        bad(trace_id="b-3", n=10**30),
+        bad(trace_id="b-4", attributes={"a": [1, 2**70]}),
+        bad(trace_id="b-5", feature=2**64),
+        bad(trace_id="b-6", attributes={"a": 1e19}),
+        bad(trace_id="ok", attributes={"max": 2**63 - 1, "min": -(2**63) + 1, "f": 1.5e18}),
+    ]
+    data = jsonl(*(line(row) for row in rows))
+    report = import_traces(fresh_store, write(tmp_path, "t.jsonl", data))
+    assert messages(report) == [
+        'line 2: "attributes.a" holds the number 1.8446744073709552e+19, too large to keep '
+        "exactly (an integer past 64 bits arrives rounded); write it as a string",
+        'line 3: "attributes.a" holds the number -9.223372036854776e+18, too large to keep '
+        "exactly (an integer past 64 bits arrives rounded); write it as a string",
+        'line 4: "n" holds the number 1e+30, too large to keep exactly (an integer past 64 bits '
+        "arrives rounded); write it as a string",
+        'line 5: "attributes.a" holds the number 1.1805916207174113e+21, too large to keep '
+        "exactly (an integer past 64 bits arrives rounded); write it as a string",
+        'line 6: "feature" holds the number 1.8446744073709552e+19, too large to keep exactly '
+        "(an integer past 64 bits arrives rounded); write it as a string",
+        'line 7: "attributes.a" holds the number 1e+19, too large to keep exactly (an integer '
+        "past 64 bits arrives rounded); write it as a string",
+    ]
+    stored = fresh_store.scalar("SELECT attributes FROM traces WHERE trace_id = 'ok'")
+    assert json.loads(stored) == {"max": 2**63 - 1, "min": -(2**63) + 1, "f": 1.5e18}
+    assert report.imported == 3
+
+
+def test_a_user_name_with_an_invisible_character_is_refused(fresh_store, tmp_path):
+    """Catches a name that looks like another: rita and rita with a zero-width space, or a
+    right-to-left override that shows a name backwards."""
+    from annotate.accounts.users import AuthError, add_user
+
+    for name, shown in (("rita\u200b", "U+200B (ZERO WIDTH SPACE)"),
+                        ("a\u202eb", "U+202E (RIGHT-TO-LEFT OVERRIDE)")):  # fmt: skip
+        with pytest.raises(
+            (AuthError, ValueError), match=re.escape(f"invisible character {shown}")
+        ):
+            add_user(fresh_store, name, "reviewer", "a long passphrase")
+    import_traces(fresh_store, write(tmp_path, "t.jsonl", TRACES_FOR_LABELS))
+    row = {"trace_id": "g-1", "claim": 0, "reviewer": "rob\ufeff", "label": "supported"}
+    report = import_labels(fresh_store, write(tmp_path, "l.jsonl", line(row) + b"\n"))
+    assert messages(report) == [
+        'line 1: "reviewer" holds the invisible character U+FEFF (ZERO WIDTH NO-BREAK SPACE), '
+        "which would let one name pass for another; type the name again without it"
+    ]
+    assert add_user(fresh_store, "zoë-ünïcode", "reviewer", "a long passphrase").name == (
+        "zoë-ünïcode"
+    )

@@ -81,6 +81,8 @@ def test_first_lead_then_login_and_deactivation(fresh_store):
 def test_short_passwords_and_unknown_roles_are_refused(fresh_store):
     with pytest.raises(AuthError, match="at least 8 characters"):
         add_user(fresh_store, "x", "reviewer", "short")
+    with pytest.raises(AuthError, match="must not be only spaces"):
+        add_user(fresh_store, "x", "reviewer", " " * 10)
     with pytest.raises(AuthError, match="unknown role 'admin'"):
         add_user(fresh_store, "x", "admin", PASSWORD)
 

@@ -108,6 +108,8 @@ def add_user(
 def _check_password_rules(password: str) -> None:
     if len(password) < MIN_PASSWORD:
         raise AuthError(f"the password must have at least {MIN_PASSWORD} characters")
+    if not password.strip():
+        raise AuthError("the password must not be only spaces")
 
 
 def create_first_lead(store: Store, name: str, password: str) -> User:

@@ -7,6 +7,7 @@ Pure checks that raise ValueError with what arrived and the fix; callers name th
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -67,14 +68,43 @@ def check_finite(value: float) -> float:
     return number
 
 
+def check_exact_number(value: float) -> float:
+    """A float that can stand for the number written: finite and below 2**63 in size.
+
+    orjson reads an integer past 64 bits as the nearest float, without a word (2**70 becomes
+    1.1805916207174113e+21), so a float this large may be an id already rounded; it is refused
+    rather than stored changed, like the integers past 64 bits that arrive exact."""
+    number = check_finite(value)
+    if abs(number) >= 2**63:
+        raise ValueError(
+            f"holds the number {value!r}, too large to keep exactly (an integer past 64 bits "
+            "arrives rounded); write it as a string"
+        )
+    return number
+
+
+# Unicode categories a user name may not hold: control and format characters (zero-width
+# spaces, right-to-left overrides), line and paragraph separators, private-use, unassigned
+# and surrogate code points. Each can make one name look like another.
+_HIDDEN_CATEGORIES = ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs")
+
+
 def check_reviewer_name(value: str) -> str:
-    """The `user add` rule for every route that names a reviewer: 1-64 characters, no spaces."""
+    """The user-name rule for every route that names a reviewer: 1-64 characters, no spaces,
+    nothing invisible."""
     name = value.strip()
     if not name or len(name) > REVIEWER_NAME_CHARS or any(c.isspace() for c in name):
         shown = name if len(name) <= 40 else name[:40] + "…"
         raise ValueError(
-            f"must be a user name of 1-{REVIEWER_NAME_CHARS} characters with no spaces "
-            f"(as `annotate user add` requires), got {shown!r} ({len(name):,} characters)"
+            f"must be a user name of 1-{REVIEWER_NAME_CHARS} characters with no spaces, "
+            f"got {shown!r} ({len(name):,} characters)"
+        )
+    hidden = next((c for c in name if unicodedata.category(c) in _HIDDEN_CATEGORIES), None)
+    if hidden is not None:
+        raise ValueError(
+            f"holds the invisible character U+{ord(hidden):04X} "
+            f"({unicodedata.name(hidden, 'unnamed')}), which would let one name pass for "
+            f"another; type the name again without it"
         )
     check_name(name)
     return name
@@ -100,7 +130,7 @@ def check_json_value(value: Any, depth: int = 0) -> None:
     if isinstance(value, str):
         check_text(value)
     elif isinstance(value, float):
-        check_finite(value)
+        check_exact_number(value)
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
         raise ValueError(f"holds the integer {value}, beyond 64 bits; write it as a string")
     elif isinstance(value, Mapping):

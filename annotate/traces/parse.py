@@ -11,6 +11,7 @@ from typing import Any
 
 from annotate.traces import plain
 from annotate.traces.limits import (
+    check_exact_number,
     check_finite,
     check_int32,
     check_json_value,
@@ -154,7 +155,9 @@ def _optional_text(name: str) -> Any:
         if value is None or value == "":
             return None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return str(_limited(name, check_finite, value) if isinstance(value, float) else value)
+            if isinstance(value, float):
+                return str(_limited(name, check_exact_number, value))
+            return str(value)
         if not isinstance(value, str):
             raise _Invalid(name, f"must be a string, got {describe_type(value)}")
         return _limited(name, check_text if name == "request" else check_name, value)

@@ -45,7 +45,7 @@ def plain_attribute(key: Any, value: Any) -> bool:
     if kind is str:
         return len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value
     if kind is float:
-        return math.isfinite(value)
+        return math.isfinite(value) and -(2**63) < value < 2**63
     return False
 
 
