@@ -428,6 +428,30 @@ def test_a_skip_needs_one_of_the_reasons(ready):
     assert progress(ready, "alice", "demo") == {"done": 1, "assigned": 36, "skipped": 1}
 
 
+def test_a_second_skip_of_the_skipped_claim_stores_one_skip_unless_the_reason_changes(ready):
+    """Catches a double press of S (both presses are for the claim on screen) storing two
+    skips of one claim; a new reason is a new skip, and so is a skip after a verdict."""
+    assign(ready, "demo", ["alice"], per_trace=1, seed=1)
+    view = next_claim(ready, "alice", "demo")
+
+    def skips():
+        return ready.fetchall(
+            "SELECT reason FROM skip_events WHERE reviewer = 'alice' AND trace_id = ? "
+            "AND claim_index = ? ORDER BY event_id",
+            [view.trace_id, view.claim_index],
+        )
+
+    skip_claim(ready, "alice", view, SKIP_REASONS[0])
+    skip_claim(ready, "alice", view, SKIP_REASONS[0])
+    assert skips() == [(SKIP_REASONS[0],)]
+    skip_claim(ready, "alice", view, SKIP_REASONS[1])
+    skip_claim(ready, "alice", view, SKIP_REASONS[1])
+    assert skips() == [(SKIP_REASONS[0],), (SKIP_REASONS[1],)]
+    record_verdict(ready, "alice", view, "supported")
+    skip_claim(ready, "alice", view, SKIP_REASONS[1])
+    assert skips() == [(SKIP_REASONS[0],), (SKIP_REASONS[1],), (SKIP_REASONS[1],)]
+
+
 def test_a_claim_changed_since_it_was_shown_is_refused_and_nothing_is_stored(ready):
     """Catches the shown claim's version not compared (`and` for `or`): a verdict drawn for
     text that has changed since must not land on the new text."""

@@ -135,3 +135,30 @@ def test_every_page_loads_for_a_lead(app_store, page):
     app = run_page(page)
     assert not app.exception
     assert app.title, f"{page} rendered no title"
+
+
+def test_the_import_folder_setting_refuses_a_bad_name_and_can_go_back_to_the_default(
+    fresh_store, tmp_path, monkeypatch
+):
+    """Catches a name too long for the system escaping as a traceback on the Users page, and
+    a lead who moved the folder unable to set the default back while data/inbox is missing."""
+    from annotate.errors import UsageError
+    from annotate.ingest import inbox
+
+    monkeypatch.chdir(tmp_path)  # the default folder, data/inbox, is made here
+    with pytest.raises(UsageError, match=r"cannot be a folder on the server \(File name too"):
+        inbox.set_import_folder(fresh_store, "x" * 5000)
+    with pytest.raises(UsageError, match="is not a folder on the server; create it first"):
+        inbox.set_import_folder(fresh_store, str(tmp_path / "missing"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert inbox.set_import_folder(fresh_store, str(elsewhere)) == elsewhere.resolve()
+    assert inbox.set_import_folder(fresh_store, "data/inbox") == (tmp_path / "data/inbox").resolve()
+    assert inbox.import_folder(fresh_store) == (tmp_path / "data/inbox").resolve()
+
+    wide = tmp_path / "data/inbox"
+    for name in ("a.jsonl", "b.jsonl", ".hidden.jsonl", "c.jsonl", "d.jsonl"):
+        (wide / name).write_text("{}\n")
+    assert inbox.inbox_files(fresh_store) == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]
+    monkeypatch.setattr(inbox, "SCAN_LIMIT", 3)  # a folder as wide as / is looked at in part
+    assert len(inbox.inbox_files(fresh_store)) <= 3

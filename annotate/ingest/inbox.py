@@ -6,6 +6,7 @@ under this folder, a setting (default data/inbox/); any other path is refused.
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 from annotate.accounts.activity import Actor, record_act
@@ -23,13 +24,23 @@ def import_folder(store: Store) -> Path:
 
 
 def set_import_folder(store: Store, folder: str, actor: Actor | str | None = None) -> Path:
-    path = Path(folder.strip()).expanduser()
-    if not folder.strip() or not path.is_dir():
-        raise UsageError(f"{folder!r} is not a folder on the server; create it first")
+    """Make `folder` the import folder. It must exist, except the default (data/inbox), which
+    is made when it is asked for again."""
+    shown = folder.strip() if len(folder.strip()) <= 80 else folder.strip()[:80] + "…"
+    try:
+        path = Path(folder.strip()).expanduser().resolve()
+        if folder.strip() and path == DEFAULT_IMPORT_FOLDER.resolve():
+            path.mkdir(parents=True, exist_ok=True)
+        is_folder = bool(folder.strip()) and path.is_dir()
+    except (OSError, RuntimeError) as exc:  # a name too long for the system, a loop of links
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{shown!r} cannot be a folder on the server ({reason})") from None
+    if not is_folder:
+        raise UsageError(f"{shown!r} is not a folder on the server; create it first")
     with store.transaction():
-        put_setting(store, IMPORT_FOLDER_KEY, f'"{path.resolve()}"')
-        record_act(store, actor, "setting", IMPORT_FOLDER_KEY, value=str(path.resolve()))
-    return path.resolve()
+        put_setting(store, IMPORT_FOLDER_KEY, f'"{path}"')
+        record_act(store, actor, "setting", IMPORT_FOLDER_KEY, value=str(path))
+    return path
 
 
 def inbox_path(store: Store, text: str) -> Path:
@@ -47,10 +58,15 @@ def inbox_path(store: Store, text: str) -> Path:
     return resolved
 
 
+SCAN_LIMIT = 10_000  # entries looked at for the list: a folder as wide as / stays quick
+
+
 def inbox_files(store: Store, limit: int = 200) -> list[str]:
-    """Files in the import folder, relative to it, for the page to offer."""
+    """Files in the import folder, relative to it, for the page to offer: among the first
+    SCAN_LIMIT entries found under it (any file under it can still be typed by path)."""
     folder = import_folder(store)
     if not folder.is_dir():
         return []
-    found = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    entries = islice(folder.rglob("*"), SCAN_LIMIT)
+    found = sorted(p for p in entries if not p.name.startswith(".") and p.is_file())
     return [str(p.relative_to(folder)) for p in found[:limit]]

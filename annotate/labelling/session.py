@@ -210,10 +210,14 @@ def _check_reviewer(store: Store, reviewer: str, view: ClaimView) -> None:
 
 
 def skip_claim(store: Store, reviewer: str, view: ClaimView, reason: str) -> None:
+    """Skip the claim of `view`; skipping it again for the same reason (a second press of S
+    before the next claim is drawn) stores nothing more."""
     if reason not in SKIP_REASONS:
         raise LabelError(f"give a reason to skip: one of {', '.join(SKIP_REASONS)}")
     _check_reviewer(store, reviewer, view)
     with store.transaction():
+        if sql.open_skip_reason(store, reviewer, view.trace_id, view.claim_index) == reason:
+            return
         sql.insert_skip(store, view.trace_id, view.claim_index, reviewer, reason)
 
 

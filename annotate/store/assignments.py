@@ -142,6 +142,17 @@ def insert_skip(store: Store, trace_id: str, claim_index: int, reviewer: str, re
     )
 
 
+def open_skip_reason(store: Store, reviewer: str, trace_id: str, claim_index: int) -> str | None:
+    """The reason of the reviewer's newest skip of the claim, while they have no verdict on it."""
+    return store.scalar(
+        "SELECT arg_max(reason, event_id) FROM skip_events s "
+        "WHERE reviewer = ? AND trace_id = ? AND claim_index = ? "
+        "AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.reviewer = s.reviewer "
+        "  AND e.trace_id = s.trace_id AND e.claim_index = s.claim_index)",
+        [reviewer, trace_id, claim_index],
+    )
+
+
 def last_label_event(store: Store, reviewer: str, sample: str) -> dict[str, Any] | None:
     rows = store.fetch_dicts(
         "SELECT e.* FROM label_events e SEMI JOIN claims c USING (trace_id, claim_index) "
