@@ -25,7 +25,7 @@ if not samples:
 left, middle, right = st.columns(3)
 sample = left.selectbox("Sample", samples, key="rates_sample")
 level = middle.selectbox("Level", ["response", "claim"], key="rates_level")
-judges = judge_names(store)
+judges = judge_names(store, sample)  # the judge with the most verdicts on the sample first
 judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
 by = st.multiselect(
     "Slice by", [*SLICE_COLUMNS, *attribute_names(store)], default=["feature"], key="rates_by"

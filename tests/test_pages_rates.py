@@ -125,3 +125,30 @@ def test_a_revisit_reads_the_rates_until_the_store_changes(rates_store, monkeypa
     store.close()
     run_app(AUDITOR, "pages/rates.py")
     assert len(reads) == 2
+
+
+def test_the_judge_chosen_first_is_the_one_with_verdicts_on_the_sample(rates_store, tmp_path):
+    """Catches the alphabetically first judge as the default (a one-off import's judge that
+    judged none of the sample left judge_raw, judge_corrected and Rogan-Gladen empty)."""
+    import json
+
+    from rates_data import JUDGE
+
+    from annotate.ingest.importer import import_traces
+
+    stray = tmp_path / "stray.jsonl"
+    verdicts = [{"judge": f"a-{n}", "level": "response", "label": "supported"} for n in range(3)]
+    rows = [{"trace_id": f"stray-{n}", "response": "r", "context": ["c"], "judge": verdicts}
+            for n in range(3)]  # fmt: skip
+    stray.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = open_store(rates_store)
+    try:
+        import_traces(store, stray)  # each a-N judge: 3 verdicts, none on the sample
+    finally:
+        store.close()
+    app = run_app(AUDITOR, "pages/rates.py")
+    assert not app.exception, app.exception
+    assert app.selectbox(key="rates_judge").value == JUDGE
+    table = app.dataframe[0].value
+    raw = table[(table["estimator"] == "judge_raw") & (table["slice"] == "overall")]
+    assert raw["rate"].notna().all() and len(raw) == 1

@@ -263,10 +263,22 @@ def slice_values(
     return {row[0]: dict(zip(columns, row[1:], strict=True)) for row in rows}
 
 
-def judge_names(store: Store) -> list[str]:
-    return [
-        row[0] for row in store.fetchall("SELECT DISTINCT judge FROM judge_verdicts ORDER BY judge")
-    ]
+def judge_names(store: Store, sample: str | None = None) -> list[str]:
+    """Every judge with verdicts, the one with the most first (then by name): a page's default
+    is the judge that judged the most, not whichever name sorts first. With `sample`, the most
+    verdicts on that sample's traces first."""
+    if sample is None:
+        rows = store.fetchall(
+            "SELECT judge FROM judge_verdicts GROUP BY judge ORDER BY count(*) DESC, judge"
+        )
+    else:
+        rows = store.fetchall(
+            "SELECT judge FROM judge_verdicts GROUP BY judge ORDER BY count(*) FILTER "
+            "(WHERE trace_id IN (SELECT trace_id FROM sample_units WHERE sample = ?)) DESC, "
+            "count(*) DESC, judge",
+            [sample],
+        )
+    return [row[0] for row in rows]
 
 
 def judge_levels(store: Store, judge: str) -> list[str]:
