@@ -184,7 +184,7 @@ class Desk:
             height=68,
             help="Keys here only type. Ctrl+Enter keeps the note and returns to the verdict keys.",
         )
-        back, skip, reason = st.columns([2, 5, 4])
+        back, skip, reason = st.columns([3, 6, 4])
         back.button(
             "Back",
             key="label_back_button",

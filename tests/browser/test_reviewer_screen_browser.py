@@ -193,6 +193,9 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         claim.wait_for()
         page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "label.png"))
+        for name in ("Back", "Skip: unclear context"):  # whole labels, not "B…"
+            label = page.get_by_role("button", name=name).get_by_test_id("stMarkdownContainer")
+            assert label.evaluate("e => e.scrollWidth <= e.clientWidth"), name
         # the context is long, yet the claim and every verdict button are in the window
         assert page.locator(".annotate-context").count() == 8
         assert in_view(page, claim)
