@@ -344,3 +344,45 @@ def test_overlapping_pauses_of_the_collector_are_counted():
         thread.join(10)
     assert during_second == [False]
     assert gc.isenabled()
+
+
+def test_known_ids_find_duplicates_across_batches_and_imports_and_a_collision_costs_a_lookup(
+    fresh_store, tmp_path, monkeypatch
+):
+    """Catches the import's duplicate check by hashed ids (KnownIds, instead of joining every
+    stored trace id per batch) missing a trace stored by an earlier import or an earlier batch
+    of the same file, taking a hash collision for a stored trace, or leaving its table behind."""
+    import json
+
+    from annotate.ingest import importer
+    from annotate.store.imports import KnownIds
+
+    def row(trace_id, response="r"):
+        return json.dumps({"trace_id": trace_id, "response": response, "context": ["c"]}) + "\n"
+
+    first = tmp_path / "first.jsonl"
+    first.write_text(row("old") + row("kept"))
+    importer.import_traces(fresh_store, first)
+    monkeypatch.setattr(importer, "BATCH_SIZE", 2)  # each pair of rows is a batch
+    second = tmp_path / "second.jsonl"
+    second.write_text(
+        row("a") + row("b") + row("a") + row("c") + row("b", "changed") + row("old")
+        + row("kept", "changed")
+    )  # fmt: skip
+    report = importer.import_traces(fresh_store, second)
+    assert (report.imported, report.duplicates, report.conflicts) == (3, 2, 2)
+    assert [(e.line, e.field) for e in report.errors] == [(5, "trace_id"), (7, "trace_id")]
+    assert "earlier in this file (line 2)" in report.errors[0].message
+    assert "by import 1 (line 2 of that file)" in report.errors[1].message
+    tables = "SELECT count(*) FROM duckdb_tables() WHERE table_name = '_import_known_ids'"
+    assert fresh_store.scalar(tables) == 0
+
+    with fresh_store.transaction():
+        known = KnownIds(fresh_store)
+        fresh_store.execute(f"INSERT INTO {KnownIds.TABLE} SELECT hash('never-stored')")
+        assert known.stored_hashes(["never-stored", "a"]).keys() == {"a"}  # a collision: read
+        known.close()
+    with pytest.raises(RuntimeError), fresh_store.transaction():
+        KnownIds(fresh_store)
+        raise RuntimeError("an import that fails")
+    assert fresh_store.scalar(tables) == 0

@@ -146,8 +146,10 @@ def import_traces(
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)
+            known = sql.KnownIds(store)
             for batch in _batches(records, fh, size, progress):
-                _import_batch(store, report, batch, mapping or {}, check)
+                _import_batch(store, report, batch, mapping or {}, check, known)
+            known.close()
             _check_not_empty(report, label)
             sql.finish_import(store, report.import_id, report.counts())
             counts = {**report.counts(), "attached": report.attached}
@@ -187,7 +189,10 @@ def _import_batch(
     batch: list[Record | RowError],
     mapping: Mapping[str, str],
     check: Check | None = None,
+    known: sql.KnownIds | None = None,
 ) -> None:
+    """Parse, check, classify and store one batch; `known` (the import's KnownIds) spares
+    reading every stored trace id per batch."""
     errors: list[RowError] = []
     fresh: dict[str, Trace] = {}
     parsed: list[Trace] = []
@@ -204,10 +209,13 @@ def _import_batch(
         else:
             errors.extend(result)
             report.rejected += 1
-    stored = sql.stored_hashes(store, list({t.trace_id for t in parsed}))
+    ids = list({t.trace_id for t in parsed})
+    stored = known.stored_hashes(ids) if known else sql.stored_hashes(store, ids)
     for trace in parsed:
         _classify(trace, stored, fresh, report, errors, report.import_id)
     sql.insert_traces(store, report.import_id, list(fresh.values()))
+    if known:
+        known.add(list(fresh))
     report.imported += len(fresh)
     report.warnings.extend(w for trace in fresh.values() for w in trace.warnings)
     sql.add_import_errors(store, report.import_id, errors)

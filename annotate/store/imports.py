@@ -83,6 +83,44 @@ def stored_hashes(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str
     return {row[0]: (row[1], row[2], row[3]) for row in rows}
 
 
+class KnownIds:
+    """The store's trace ids as DuckDB 64-bit hashes in a temporary table, for one import's
+    duplicate check (with the ids each batch adds).
+
+    Joining a batch's ids to every stored trace id costs a scan of all of them per batch:
+    25 ms a 2,000-row batch at 1,000,000 traces, and more as the store grows. Probing the
+    8-byte keys costs 2.5 ms. A key that matches is only a candidate: its stored row is then
+    read by id (stored_hashes), so a collision costs a lookup, never a wrong answer. The
+    hashes live in this connection's transaction only; `close` drops them."""
+
+    TABLE = "_import_known_ids"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        store.execute(
+            f"CREATE OR REPLACE TEMP TABLE {self.TABLE} AS SELECT hash(trace_id) AS k FROM traces"
+        )
+
+    def stored_hashes(self, trace_ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
+        """stored_hashes(trace_ids), reading stored rows only for ids whose key is known."""
+        if not trace_ids:
+            return {}
+        rows = self.store.fetch_with_batch(
+            f"SELECT trace_id FROM _batch WHERE hash(trace_id) IN (SELECT k FROM {self.TABLE})",
+            id_batch(trace_ids),
+        )
+        return stored_hashes(self.store, [row[0] for row in rows])
+
+    def add(self, trace_ids: Sequence[str]) -> None:
+        if trace_ids:
+            self.store.fetch_with_batch(
+                f"INSERT INTO {self.TABLE} SELECT hash(trace_id) FROM _batch", id_batch(trace_ids)
+            )
+
+    def close(self) -> None:
+        self.store.execute(f"DROP TABLE IF EXISTS temp.{self.TABLE}")
+
+
 def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None:
     """Insert validated traces and their contexts, claims and judge verdicts in bulk.
 

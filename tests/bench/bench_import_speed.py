@@ -3,17 +3,20 @@
 Two files: the mixed one (string and object contexts, claims and judge verdicts on some rows),
 sized by ANNOTATE_BENCH_SMALL (default 100,000 traces), and a homogeneous export (every row
 shaped the same, as a production export is), sized by ANNOTATE_BENCH_HOMOGENEOUS (default
-200,000). Each side opens a fresh database file, loads the whole file and closes it, so both
+200,000). Then the mixed file into a store already holding ANNOTATE_BENCH_LARGE traces
+(default 1,000,000), against the same import into an empty store. Each side opens a fresh database file, loads the whole file and closes it, so both
 end with the data on disk. The baseline runs first, so the import also pays for the imports
 (pyarrow's of pandas) the first run in a process makes, as `annotate import` does.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import duckdb
@@ -21,12 +24,15 @@ import duckdb
 from annotate.ingest import importer, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.store import open_store
+from annotate.store.imports import stored_hashes
 from annotate.traces import Record, parse_record
+from tests.bench.bench_sampling import cached_store
 from tests.bench.figures import bench_size, file_size, show
 from tests.bench.synthetic import write_jsonl
 
 DEFAULT_SIZE = 100_000
 DEFAULT_HOMOGENEOUS = 200_000
+DEFAULT_LARGE = 1_000_000
 
 
 def time_import(path: Path, db: Path, pause_collector: bool = True) -> float:
@@ -106,6 +112,53 @@ def run() -> None:
         "homogeneous",
         bench_size("ANNOTATE_BENCH_HOMOGENEOUS", DEFAULT_HOMOGENEOUS),
         homogeneous=True,
+    )
+    measure_into_large(
+        bench_size("ANNOTATE_BENCH_SMALL", DEFAULT_SIZE),
+        bench_size("ANNOTATE_BENCH_LARGE", DEFAULT_LARGE),
+    )
+
+
+class _JoinEveryBatch:
+    """The duplicate check as it was before KnownIds: each batch joined to every stored id."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def stored_hashes(self, trace_ids: Any) -> Any:
+        return stored_hashes(self.store, trace_ids)
+
+    def add(self, trace_ids: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def measure_into_large(count: int, large: int) -> None:
+    """The mixed file into an empty store and into one already holding `large` traces (the
+    sampling bench's store, built by SQL), with the import's duplicate check by hashed ids
+    and, as the same-run baseline, by joining each batch to every stored trace id."""
+    with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
+        work = Path(tmp)
+        path = work / "traces.jsonl"
+        write_jsonl(path, count, seed=7)
+        cached_store(work, large).close()
+        for name in ("known.duckdb", "joined.duckdb"):
+            shutil.copyfile(work / "sampling.duckdb", work / name)
+            store = open_store(work / name)  # migrated and checkpointed before the clock
+            store.scalar("SELECT nextval('import_ids')")  # its SQL-made import took id 1
+            store.execute("CHECKPOINT")
+            store.close()
+        empty = time_import(path, work / "empty.duckdb")
+        known = time_import(path, work / "known.duckdb")
+        with patch.object(importer.sql, "KnownIds", _JoinEveryBatch):
+            joined = time_import(path, work / "joined.duckdb")
+    show(
+        f"import {count:,} mixed traces into a store holding {large:,}: {known:.1f} s "
+        f"({known / count * 1e6:,.0f} us/trace); into an empty store {empty:.1f} s "
+        f"({known / empty:.2f}x); baseline, each batch joined to every stored trace id "
+        f"(before KnownIds): {joined:.1f} s (ours {known / joined:.2f}x)"
     )
 
 
