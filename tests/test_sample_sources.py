@@ -435,11 +435,18 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
     con.close()
     half = cli("sample", "--from-counts", str(counts_csv), "--name", "w", *args)
     assert half.code == 2 and "go together" in half.err
+    planned = cli(
+        "sample", "--from-counts", str(counts_csv), "--from-rows", str(rows_parquet),
+        "--name", "w", *args, "--plan-only", "--json",
+    )  # fmt: skip
+    assert planned.code == 0 and "plan only, nothing stored" in planned.err
+    assert cli("samples", "--json").json()["samples"] == []
     done = cli(
         "sample", "--from-counts", str(counts_csv), "--from-rows", str(rows_parquet),
         "--name", "w", *args, "--json",
     )  # fmt: skip
     assert done.code == 0, done.err
+    assert planned.json()["trace_ids"] == done.json()["trace_ids"]
     in_place = cli(
         "sample", "--source", str(root / "traces" / "**" / "*.parquet"), "--name", "p", *args,
         "--json", db=tmp_path / "other.duckdb",

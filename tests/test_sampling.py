@@ -393,9 +393,14 @@ def test_cli_sample_json_contract_plan_draw_and_top_up(cli, tmp_path):
         "--json",
     ).json()
     assert drawn["strata"] == document["strata"] and len(drawn["trace_ids"]) == 50
+    planned = cli("sample", "--name", "s", "--top-up", "20", "--plan-only", "--json")
+    assert "plan only, nothing stored" in planned.err
     more = cli("sample", "--name", "s", "--top-up", "20", "--json").json()
     assert len(more["trace_ids"]) == 20 and not set(more["trace_ids"]) & set(drawn["trace_ids"])
     assert sum(s["sample"] for s in more["strata"]) == 70
+    assert planned.json() == more  # the plan shown is the top-up then stored, and only once
+    listed = cli("samples", "--json").json()["samples"]
+    assert [(s["name"], s["drawn"], s["draws"]) for s in listed] == [("s", 70, 2)]
 
 
 def test_cli_sample_errors_exit_2(cli, tmp_path):

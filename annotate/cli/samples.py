@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from annotate.ingest.importer import parse_mapping
@@ -137,11 +138,19 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         raise SampleError("--from-counts and --from-rows go together: the two queries' results")
     with writer(args) as store:
         if args.top_up is not None:
-            plan = top_up(store, args.name, args.top_up, created_by=args.actor)
+            plan = _stored_unless(
+                args.plan_only,
+                store,
+                lambda: top_up(store, args.name, args.top_up, created_by=args.actor),
+            )
         elif args.from_counts:
-            plan = draw_from_results(
-                store, spec_from_args(args), args.from_counts, args.from_rows, args.actor,
-                judge=args.judge_name,
+            plan = _stored_unless(
+                args.plan_only,
+                store,
+                lambda: draw_from_results(
+                    store, spec_from_args(args), args.from_counts, args.from_rows, args.actor,
+                    judge=args.judge_name,
+                ),
             )  # fmt: skip
         elif args.source:
             source = make_source(args.source, args.source_format, parse_mapping(args.map))
@@ -156,6 +165,25 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         emit(plan.as_json())
     say(describe_plan(plan, stored=not args.plan_only))
     return 0
+
+
+class _NothingStored(Exception):
+    """Raised inside a --plan-only transaction so that it rolls back; carries the plan."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+
+def _stored_unless(plan_only: bool, store: Any, draw: Callable[[], Plan]) -> Plan:
+    """`draw()`; with --plan-only, in a transaction rolled back after it: the plan it would
+    store (a top-up, a warehouse draw), and nothing of it stored, its act included."""
+    if not plan_only:
+        return draw()
+    try:
+        with store.transaction():
+            raise _NothingStored(draw())
+    except _NothingStored as rolled_back:
+        return rolled_back.plan
 
 
 def run_emit_sql(args: argparse.Namespace, emit: Any) -> int:
