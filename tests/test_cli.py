@@ -155,3 +155,22 @@ def test_a_write_while_another_process_holds_the_file_exits_3_naming_it(db_path)
     assert "from annotate.store import open_store" in result.stderr  # the holder's command line
     assert "Stop that process" in result.stderr and "Import page" in result.stderr
     assert os.path.exists(db_path)
+
+
+def test_a_data_file_given_as_the_store_is_refused_and_left_as_it_was(cli, tmp_path):
+    """Catches --db naming a CSV, JSON Lines or Parquet file: DuckDB opened it as an in-memory
+    view, so `import` said it imported 120 rows and kept none of them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv, jsonl, parquet = tmp_path / "t.csv", tmp_path / "t.jsonl", tmp_path / "t.parquet"
+    csv.write_text("a,b\n1,2\n")
+    jsonl.write_bytes(GOOD.read_bytes())
+    pq.write_table(pa.table({"a": [1]}), parquet)
+    for data in (csv, jsonl, parquet):
+        before = data.read_bytes()
+        result = cli("import", str(GOOD), db=data)
+        assert result.code == 2, result.err
+        assert f"{data} is a data file, not a DuckDB store" in result.err
+        assert data.read_bytes() == before
+    assert cli("import", str(GOOD), db=tmp_path / "new.csv").code == 0  # a new file: a store

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from annotate.errors import StoreError, StoreLockedError
+from annotate.errors import StoreError, StoreLockedError, UsageError
 from annotate.store.schema import MIGRATIONS
 
 DEFAULT_DB = Path("data") / "annotate.duckdb"
@@ -245,10 +245,26 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
         raise _translate_open_error(target, exc) from exc
     except duckdb.Error as exc:
         raise StoreError(f"cannot open {target}: {exc}") from exc
+    if target != ":memory:" and _in_memory(conn):
+        conn.close()
+        raise UsageError(
+            f"{target} is a data file, not a DuckDB store: DuckDB would read it as a view and "
+            "keep nothing written to it. Give --db (or ANNOTATE_DB) a .duckdb file, and "
+            "bring the data in with `annotate import`"
+        )
     store = Store(conn, target)
     if not read_only:
         migrate(store)
     return store
+
+
+def _in_memory(conn: duckdb.DuckDBPyConnection) -> bool:
+    """DuckDB opens an existing CSV, JSON or Parquet file as an in-memory database holding a
+    view of it: the file is read, and every write is lost when the connection closes."""
+    row = conn.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return row is None or row[0] is None
 
 
 def _translate_open_error(path: str, exc: duckdb.Error) -> StoreError:
