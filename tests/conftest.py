@@ -50,7 +50,10 @@ def cli(capsys: pytest.CaptureFixture[str], db_path: Path):
 
     def run(*args: str, db: Path | None = db_path) -> CliResult:
         argv = [*args, "--db", str(db)] if db is not None else list(args)
-        code = main(argv)
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse refuses the arguments: exit 2, message on stderr
+            code = exc.code if isinstance(exc.code, int) else 2
         captured = capsys.readouterr()
         return CliResult(code, captured.out, captured.err)
 

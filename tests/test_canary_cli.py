@@ -119,3 +119,20 @@ def test_the_canary_page_shows_the_same_rates_to_a_lead_and_reads_only_for_an_au
 def scores_table(app):
     (table,) = [d.value for d in app.dataframe if "pass_rate" in d.value.columns]
     return table
+
+
+def test_a_suite_whose_file_cannot_be_written_is_not_kept(cli, scored, tmp_path, monkeypatch):
+    """Catches `canary make` storing the suite, then failing to write its file: the suite's
+    name was taken with no way to export it again."""
+    args = ["--sample", "m", "--rule", "halve", "--seed", "9"]
+    missing = cli("canary", "make", "--name", "u", *args, "--out", str(tmp_path / "no/x.jsonl"))
+    assert missing.code == 2 and "does not exist; create it first" in missing.err
+
+    def full_disk(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pathlib.Path.write_bytes", full_disk)
+    assert cli("canary", "make", "--name", "u", *args, "--out", str(tmp_path / "u.jsonl")).code
+    monkeypatch.undo()
+    listed = cli("canary", "make", "--name", "u", *args, "--out", str(tmp_path / "u.jsonl"))
+    assert listed.code == 0, listed.err  # the name is free: nothing of the failed make stayed

@@ -78,12 +78,8 @@ def test_usage_errors_exit_2(cli, tmp_path):
 
 
 def test_argparse_errors_exit_2(cli):
-    try:
-        cli("import")
-    except SystemExit as exc:
-        assert exc.code == 2
-    else:
-        raise AssertionError("argparse did not exit")
+    result = cli("import")
+    assert result.code == 2 and "the following arguments are required: path" in result.err
 
 
 def test_status_json_contract(cli):
@@ -174,3 +170,27 @@ def test_a_data_file_given_as_the_store_is_refused_and_left_as_it_was(cli, tmp_p
         assert f"{data} is a data file, not a DuckDB store" in result.err
         assert data.read_bytes() == before
     assert cli("import", str(GOOD), db=tmp_path / "new.csv").code == 0  # a new file: a store
+
+
+def test_an_out_path_that_cannot_be_written_is_a_usage_error_before_any_work(cli, tmp_path):
+    """Catches --out naming a folder, a missing folder or, for a report, a file: each ended
+    in an unexpected error (exit 4) after the work was done, and a report's act was recorded."""
+    assert cli("import", str(GOOD)).code == 0
+    folder = tmp_path / "out"
+    folder.mkdir()
+    taken = tmp_path / "taken.txt"
+    taken.write_text("x")
+    cases = [
+        (("export-rates", "--sample", "s", "--out", str(folder)), "is a folder"),
+        (("export-rates", "--sample", "s", "--out", str(tmp_path / "no/x.csv")), "create it"),
+        (("export-otel", "--sample", "s", "--out", str(folder)), "is a folder"),
+        (("bundle", "--sample", "s", "--out", str(folder)), "is a folder"),
+        (("rubric", "export", "1", "--out", str(tmp_path / "no/r.yaml")), "create it first"),
+        (("report", "--out", str(taken)), "is a file; give a folder"),
+        (("demo-data", "--out", str(taken)), "is a file; give a folder"),
+    ]
+    for args, message in cases:
+        result = cli(*args)
+        assert result.code == 2 and message in result.err, (args, result.err)
+    kinds = {act["kind"] for act in cli("activity", "--json").json()["activity"]}
+    assert "import" in kinds and "report" not in kinds

@@ -21,6 +21,7 @@ from annotate.agreement.reliability import (
     agreement,
     save_min_shared,
 )
+from annotate.cli.console import out_dir
 from annotate.errors import UsageError
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
 from annotate.rubrics.card import judge_calibration, rubric_judge
@@ -48,7 +49,9 @@ def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, s
         "report", help="write the calibration report: report.html (offline), report.md, report.json"
     )
     _judge_arguments(report)
-    report.add_argument("--out", required=True, help="directory to write the three files into")
+    report.add_argument(
+        "--out", required=True, type=out_dir, help="directory to write the three files into"
+    )
     common(report, json_flag=False)
     report.set_defaults(run=lambda args: run_report(args, writer, say))
     _add_judge_labels(commands, common, writer, emit, say)

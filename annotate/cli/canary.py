@@ -12,6 +12,7 @@ from typing import Any
 
 from annotate.canary.scoring import import_responses, score
 from annotate.canary.suite import make_suite, write_suite
+from annotate.cli.console import out_file
 from annotate.cli.imports import _finish_import
 from annotate.ingest import FORMATS
 
@@ -31,7 +32,9 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
         "--swap-names", action="store_true", help="replace listed names by fictive ones"
     )
     make.add_argument("--seed", type=int, default=0, help="the same seed gives the same suite")
-    make.add_argument("--out", required=True, help="the suite as JSON Lines, for replay")
+    make.add_argument(
+        "--out", required=True, type=out_file, help="the suite as JSON Lines, for replay"
+    )
     common(make)
     make.set_defaults(run=lambda args: run_make(args, writer, emit, say))
 
@@ -50,7 +53,7 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
 
 
 def run_make(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
-    with writer(args) as store:
+    with writer(args) as store, store.transaction():  # a file that cannot be written: no suite
         suite = make_suite(
             store, args.sample, args.name, args.rule, args.swap_names, args.seed, args.actor
         )

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import cli_actor
@@ -27,6 +29,38 @@ def common(command: argparse.ArgumentParser, json_flag: bool = True) -> None:
         command.add_argument(
             "--json", action="store_true", help="print one JSON document on stdout"
         )
+
+
+def out_file(text: str) -> str:
+    """An --out file path: its folder exists and may be written, and it is not a folder.
+    Checked when the arguments are read, before anything is computed or stored."""
+    path = Path(text).expanduser()
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a file to write")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name inside it")
+    _writable_folder(path.parent if str(path.parent) else Path("."), text)
+    return text
+
+
+def out_dir(text: str) -> str:
+    """An --out folder: an existing folder, or one whose parent exists (it is made)."""
+    path = Path(text).expanduser()
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a folder to write into")
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; give a folder to write into")
+    _writable_folder(path if path.is_dir() else path.parent, text)
+    return text
+
+
+def _writable_folder(folder: Path, text: str) -> None:
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"the folder of {text} ({folder}) does not exist; create it first"
+        )
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into {folder}: permission denied")
 
 
 class writer:

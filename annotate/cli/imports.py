@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor
-from annotate.cli.console import EXIT_OK, EXIT_REJECTED, common, emit, say, writer
+from annotate.cli.console import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    common,
+    emit,
+    out_dir,
+    say,
+    writer,
+)
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
@@ -82,7 +90,7 @@ def _add_init(commands: Any) -> None:
 
 def _add_demo_data(commands: Any) -> None:
     command = commands.add_parser("demo-data", help="write the deterministic sample traces")
-    command.add_argument("--out", default="data")
+    command.add_argument("--out", default="data", type=out_dir)
     command.set_defaults(run=run_demo_data)
 
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from annotate.cli.console import out_file
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -93,7 +94,7 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
     _scope(export)
     export.add_argument("--by", default="feature,risk_category")
     export.add_argument("--format", choices=FORMATS, required=True)
-    export.add_argument("--out", required=True)
+    export.add_argument("--out", required=True, type=out_file)
     common(export)
     export.set_defaults(run=lambda args: run_export(args, writer, emit, say))
 
@@ -101,7 +102,7 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
         "export-otel", help="append OTel gen_ai.evaluation.result records (JSON Lines)"
     )
     _scope(otel)
-    otel.add_argument("--out", required=True)
+    otel.add_argument("--out", required=True, type=out_file)
     common(otel)
     otel.set_defaults(run=lambda args: run_otel(args, writer, emit, say))
 
@@ -110,7 +111,7 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
     )
     _scope(bundle)
     bundle.add_argument("--by", default="feature,risk_category")
-    bundle.add_argument("--out", required=True)
+    bundle.add_argument("--out", required=True, type=out_file)
     common(bundle)
     bundle.set_defaults(run=lambda args: run_bundle(args, writer, emit, say))
 

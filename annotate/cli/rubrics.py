@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from annotate.cli.console import out_file
 from annotate.errors import UsageError
 from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
@@ -67,7 +68,7 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     )
     export.add_argument("version", type=int)
     export.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
-    export.add_argument("--out", help="file to write (default: stdout)")
+    export.add_argument("--out", type=out_file, help="file to write (default: stdout)")
     common(export, json_flag=False)
     export.set_defaults(run=lambda args: run_export(args, writer, say))
     imported = actions.add_parser(
