@@ -194,3 +194,37 @@ def test_an_out_path_that_cannot_be_written_is_a_usage_error_before_any_work(cli
         assert result.code == 2 and message in result.err, (args, result.err)
     kinds = {act["kind"] for act in cli("activity", "--json").json()["activity"]}
     assert "import" in kinds and "report" not in kinds
+
+
+def test_numbers_out_of_range_are_usage_errors_that_say_the_range(cli):
+    """Catches a seed, resample count, limit or threshold that ended in an unexpected error
+    (IndexError, MemoryError, a DuckDB conversion error; exit 4 or 1) or was saved as given."""
+    assert cli("import", str(GOOD)).code == 0
+    cases = [
+        (("agreement", "--seed", "-1"), "a seed must be from 0 to 9,223,372,036,854,775,807"),
+        (("agreement", "--resamples", "0"), "resamples must be from 50 to 100,000, got 0"),
+        (("calibration", "--judge", "j", "--resamples", "99999999999"), "must be from 50"),
+        (("rates", "--sample", "s", "--resamples", "-1"), "must be from 50 to 100,000"),
+        (("sample", "--name", "s", "--n", "2", "--seed", "9" * 23), "a seed must be from 0"),
+        (("activity", "--limit", "-1"), "the number of rows must be from 1 to 1,000,000"),
+        (("activity", "--limit", "x"), "must be a whole number, got 'x'"),
+        (("rates", "--sample", "s", "--threshold", "2"), "the threshold must be between 0 and 1"),
+        (("calibration", "--judge", "j", "--min-sensitivity", "-1"), "between 0 and 1, got -1"),
+    ]
+    for args, message in cases:
+        result = cli(*args)
+        assert result.code == 2 and message in result.err, (args, result.code, result.err)
+    assert cli("activity", "--limit", "1", "--json").code == 0
+
+
+def test_a_canary_rule_past_what_a_number_can_be_written_with_is_refused():
+    """Catches scale:1e308 ending in decimal.InvalidOperation (exit 4) while writing numbers."""
+    import pytest
+
+    from annotate.canary.rules import parse_rule
+    from annotate.errors import UsageError
+
+    for text in ("scale:1e308", "scale:0.0000001", "shift:1e12", "scale:1", "shift:0"):
+        with pytest.raises(UsageError, match="is not a rule"):
+            parse_rule(text)
+    assert str(parse_rule("scale:1000")) == "scale:1000"

@@ -86,8 +86,9 @@ def save_thresholds(
     for name, value in thresholds.items():
         if name not in DEFAULT_THRESHOLDS:
             raise UsageError(f"unknown readiness statistic {name!r}")
-        if value is not None and not -1 <= value <= 1:
-            raise UsageError(f"threshold for {name} must be between -1 and 1, got {value}")
+        low = -1 if name == "cohen_kappa" else 0  # sensitivity and specificity are shares
+        if value is not None and not low <= value <= 1:
+            raise UsageError(f"threshold for {name} must be between {low} and 1, got {value}")
     with store.transaction():
         settings_sql.put_setting(store, READINESS_KEY, json.dumps(dict(thresholds)))
         record_act(store, actor, "setting", READINESS_KEY, value=dict(thresholds))

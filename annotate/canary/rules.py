@@ -74,13 +74,20 @@ def parse_rule(text: str) -> Rule:
         amount = Decimal(raw)
     except InvalidOperation:
         amount = Decimal("NaN")
-    if kind == "scale" and amount.is_finite() and amount not in (0, 1):
+    # Bounded so that a changed number can still be written with the digits it had.
+    if (
+        kind == "scale"
+        and amount.is_finite()
+        and amount not in (0, 1)
+        and 1e-3 <= abs(amount) <= 1e3
+    ):
         return Rule("scale", amount)
-    if kind == "shift" and amount.is_finite() and amount != 0:
+    if kind == "shift" and amount.is_finite() and amount != 0 and abs(amount) <= 1e9:
         return Rule("shift", amount)
     raise UsageError(
-        f"--rule {text!r} is not a rule: use halve, scale:F (a factor other than 0 and 1, "
-        "for example scale:1.5) or shift:D (an amount other than 0, for example shift:7)"
+        f"--rule {text!r} is not a rule: use halve, scale:F (a factor other than 0 and 1, of "
+        "0.001 to 1000 in size, for example scale:1.5) or shift:D (an amount other than 0, "
+        "at most 1,000,000,000 in size, for example shift:7)"
     )
 
 

@@ -21,7 +21,7 @@ from annotate.agreement.reliability import (
     agreement,
     save_min_shared,
 )
-from annotate.cli.console import out_dir
+from annotate.cli.console import RESAMPLES, SEED, out_dir
 from annotate.errors import UsageError
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
 from annotate.rubrics.card import judge_calibration, rubric_judge
@@ -77,8 +77,8 @@ def _add_judge_labels(commands: Any, common: Any, writer: Any, emit: Any, say: A
 def _scope(command: argparse.ArgumentParser) -> None:
     command.add_argument("--sample", help="one sample's traces (default: every labelled trace)")
     command.add_argument("--level", choices=LEVELS, default="claim")
-    command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    command.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
+    command.add_argument("--resamples", type=RESAMPLES, default=1000, help="bootstrap resamples")
 
 
 def _judge_arguments(command: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.canary.scoring import import_responses, score
 from annotate.canary.suite import make_suite, write_suite
-from annotate.cli.console import out_file
+from annotate.cli.console import SEED, out_file
 from annotate.cli.imports import _finish_import
 from annotate.ingest import FORMATS
 
@@ -31,7 +31,7 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     make.add_argument(
         "--swap-names", action="store_true", help="replace listed names by fictive ones"
     )
-    make.add_argument("--seed", type=int, default=0, help="the same seed gives the same suite")
+    make.add_argument("--seed", type=SEED, default=0, help="the same seed gives the same suite")
     make.add_argument(
         "--out", required=True, type=out_file, help="the suite as JSON Lines, for replay"
     )

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,45 @@ def common(command: argparse.ArgumentParser, json_flag: bool = True) -> None:
         command.add_argument(
             "--json", action="store_true", help="print one JSON document on stdout"
         )
+
+
+def whole_number(low: int, high: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else exit 2 saying the range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number, got {text!r}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be from {low:,} to {high:,}, got {value:,}"
+            )
+        return value
+
+    return parse
+
+
+def share(what: str) -> Callable[[str], float]:
+    """An argparse type: a number from 0 to 1 (a rate, a sensitivity), else exit 2."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        if not 0 <= value <= 1:
+            raise argparse.ArgumentTypeError(f"{what} must be between 0 and 1, got {text}")
+        return value
+
+    return parse
+
+
+SEED = whole_number(0, 2**63 - 1, "a seed")  # stored as BIGINT
+RESAMPLES = whole_number(50, 100_000, "the number of bootstrap resamples")
+LIMIT = whole_number(1, 1_000_000, "the number of rows")
 
 
 def out_file(text: str) -> str:

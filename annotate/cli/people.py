@@ -12,6 +12,7 @@ from typing import Any
 
 from annotate.accounts.activity import KINDS, activity
 from annotate.accounts.users import ROLES, AuthError, add_user, list_users, set_active, set_password
+from annotate.cli.console import LIMIT, SEED
 from annotate.labelling.assignment import assign
 
 
@@ -45,7 +46,7 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     acts = commands.add_parser("activity", help="who did what and when, oldest first")
     acts.add_argument("--user", help="only this user's acts")
     acts.add_argument("--kind", choices=KINDS, help="only this kind of act")
-    acts.add_argument("--limit", type=int, help="at most this many rows")
+    acts.add_argument("--limit", type=LIMIT, help="at most this many rows")
     common(acts)
     acts.set_defaults(run=lambda args: run_activity(args, writer, emit))
 
@@ -54,7 +55,7 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     assigning.add_argument("--reviewers", required=True, help="comma-separated account names")
     assigning.add_argument("--per-trace", type=int, default=2)
     assigning.add_argument("--overlap-share", type=float, default=1.0)
-    assigning.add_argument("--seed", type=int, default=0)
+    assigning.add_argument("--seed", type=SEED, default=0)
     common(assigning)
     assigning.set_defaults(run=lambda args: run_assign(args, writer, emit, say))
 

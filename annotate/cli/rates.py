@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotate.cli.console import out_file
+from annotate.cli.console import RESAMPLES, SEED, out_file, share
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -34,8 +34,8 @@ def _scope(command: argparse.ArgumentParser, sample_required: bool = True) -> No
     command.add_argument(
         "--judge", help="the judge whose verdicts are used (default: the one with most verdicts)"
     )
-    command.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    command.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    command.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
+    command.add_argument("--resamples", type=RESAMPLES, default=1000, help="bootstrap resamples")
 
 
 def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -48,7 +48,9 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     )
     rates.add_argument("--level", choices=LEVELS, help="claim or response (default: both)")
     rates.add_argument(
-        "--threshold", type=float, help="alert threshold (default: the saved setting, 0.10)"
+        "--threshold",
+        type=share("the threshold"),
+        help="alert threshold (default: the saved setting, 0.10)",
     )
     rates.add_argument(
         "--details", action="store_true", help="also error types and the judge's score histogram"

@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from annotate.cli.console import SEED
 from annotate.ingest.importer import parse_mapping
 from annotate.sampling.allocation import (
     ALLOCATIONS,
@@ -41,7 +42,7 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     )
     command.add_argument("--allocation", choices=ALLOCATIONS, default="proportional")
     command.add_argument("--min-per-stratum", type=int, default=1)
-    command.add_argument("--seed", type=int, help="default: a random seed, stored and printed")
+    command.add_argument("--seed", type=SEED, help="default: a random seed, stored and printed")
     command.add_argument(
         "--where",
         action="append",
