@@ -143,7 +143,7 @@ def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the
 def test_a_leads_unsaved_edit_changes_no_verdict_until_saved(store_copy):
     app = run_app(LEAD, "pages/calibration.py")
     app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
-    app.number_input(key="calibration_min_sensitivity").set_value(-1.0).run()
+    app.number_input(key="calibration_min_sensitivity").set_value(0.0).run()
     assert any(e.value.startswith("Overall: not ready") for e in app.error)  # not saved yet
 
 
@@ -161,7 +161,7 @@ def test_a_lead_maps_a_judge_label_on_the_page(store_copy):
 def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
     app = run_app(LEAD, "pages/calibration.py")
     app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
-    app.number_input(key="calibration_min_sensitivity").set_value(-1.0)
+    app.number_input(key="calibration_min_sensitivity").set_value(0.0)
     app.button(key="calibration_save_thresholds").click().run()
     assert not app.exception, app.exception
     assert any(s.value.startswith("Overall: ready") for s in app.success)

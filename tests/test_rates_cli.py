@@ -178,3 +178,21 @@ def test_plan_labels_top_up_draws_what_each_stratum_still_needs(cli, tmp_path):
         name = stratum["stratum"].split('"')[1]
         assert sizes[name] == max(20, stratum["without_judge"]["needed"])
     assert plan["top_up"]["added"] == sum(sizes.values()) - 40
+
+
+def test_a_typo_in_a_sample_slice_or_column_is_a_usage_error_not_an_empty_result(cli, stores):
+    """Catches a typo that looked like a result: agreement of a sample that does not exist
+    (exit 0, "0 claims"), a calibration slice by a column no trace has (a bogus
+    [nosuchcol=None] slice), a gate on a slice value no trace has (exit 4, "no number")."""
+    db = stores["bad"]
+    cases = [
+        (("agreement", "--sample", "nosuch"), "no sample named 'nosuch'"),
+        (("calibration", "--judge", "prod-judge", "--by", "nosuchcol"), "unknown column or"),
+        (
+            ("gate", "--sample", "main", "--max-rate", "0.1", "--slice", "feature=hr_polcy"),
+            "no trace of the sample's frame has feature='hr_polcy'; its values: billing_qa",
+        ),
+    ]
+    for args, message in cases:
+        result = cli(*args, db=db)
+        assert result.code == 2 and message in result.err, (args, result.code, result.err)

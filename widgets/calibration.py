@@ -48,7 +48,7 @@ def thresholds_editor(store: Store, saved: dict, user) -> None:
         )
         value = column.number_input(
             ui.fmt("minimum lower bound of {}", name),
-            -1.0,
+            -1.0 if name == "cohen_kappa" else 0.0,  # sensitivity, specificity: shares
             1.0,
             saved[name] or 0.8,
             0.05,

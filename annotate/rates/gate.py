@@ -79,6 +79,7 @@ def run_gate(
     if not 0 < max_rate < 1:
         raise UsageError(f"--max-rate is a share between 0 and 1, got {max_rate}")
     inputs = load_inputs(store, sample, [*by, *(where or {})], judge)
+    _check_slice_values(inputs.frame, where or {})
     rows = rate_rows(inputs, by, [level], [estimator], max_rate, resamples, seed, where)
     if estimator == "judge_corrected":
         refused = [r for r in rows if r["rate"] is None]
@@ -89,6 +90,19 @@ def run_gate(
                 f"{first.get('reason')}; label more traces there or gate on weighted_human"
             )
     return GateResult(rows, *gate_code(rows))
+
+
+def _check_slice_values(frame: Any, where: Mapping[str, str]) -> None:
+    """A --slice value no trace of the sample's frame holds is a typo, not a slice with no
+    number (which would exit as a warning)."""
+    for column, value in where.items():
+        present = sorted({str(v) for v in frame[column].dropna().unique()})
+        if value not in present:
+            shown = ", ".join(present[:20]) + (", ..." if len(present) > 20 else "")
+            raise UsageError(
+                f"no trace of the sample's frame has {column}={value!r}; its values: "
+                f"{shown or 'none'}"
+            )
 
 
 def gate_code(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from annotate.errors import UsageError
 from annotate.store import Store, id_batch
 
 
@@ -244,8 +245,12 @@ def slice_values(
     store: Store, trace_ids: Sequence[str], columns: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
     """Each trace's value for each slice column (feature, risk_category, model, or an attribute)."""
-    from annotate.store.samples import STRATUM_COLUMNS, json_path
+    from annotate.store.samples import STRATUM_COLUMNS, attribute_names, has_attribute, json_path
 
+    for column in columns:  # a typo would be a slice where every trace has no value
+        if column not in STRATUM_COLUMNS and not has_attribute(store, column):
+            known = ", ".join([*STRATUM_COLUMNS, "error_type", *attribute_names(store)])
+            raise UsageError(f"unknown column or attribute {column!r} to slice by; use: {known}")
     if not trace_ids or not columns:
         return {}
     selects, params = [], []
