@@ -164,6 +164,52 @@ def test_a_bundle_whose_hashes_were_forged_still_fails_on_the_recomputation(
     assert not result["ok"] and "recomputed rates differ" in result["problems"][0]
 
 
+def forge(source: Path, target: Path, name: str, change) -> None:  # type: ignore[no-untyped-def]
+    """`name` changed and its hash in the manifest changed with it: only a check of the
+    readable files against the tables can tell."""
+    with zipfile.ZipFile(source) as old:
+        data = change(old.read(name))
+        manifest = json.loads(old.read("manifest.json"))
+        for entry in manifest["files"]:
+            if entry["path"] == name:
+                entry["sha256"], entry["bytes"] = sha256(data), len(data)
+        with zipfile.ZipFile(target, "w") as new:
+            for item in old.namelist():
+                replaced = {name: data, "manifest.json": json.dumps(manifest).encode()}.get(item)
+                new.writestr(item, replaced if replaced is not None else old.read(item))
+
+
+def test_readable_files_edited_with_their_hashes_fail_against_the_tables(
+    labelled_store, tmp_path, cli
+):
+    """Catches a bundle whose frame.json, sample.csv or calibration.json was edited and its
+    manifest hash updated: only the parquet tables fed the recomputation, so it passed."""
+    store = open_store(labelled_store)
+    try:
+        build_bundle(store, "main", tmp_path / "b.zip", resamples=100, judge="prod-judge")
+    finally:
+        store.close()
+    edits = {
+        "frame.json": lambda d: d.replace(b'"population": ', b'"population": 1', 1),
+        "sample.csv": lambda d: d.replace(b",1,", b",2,", 1),
+        "calibration.json": lambda d: d.replace(b'"method": "Wilson"', b'"method": "exact"', 1),
+    }
+    for name, change in edits.items():
+        target = tmp_path / f"forged-{name}.zip"
+        forge(tmp_path / "b.zip", target, name, change)
+        with zipfile.ZipFile(target) as check:
+            assert check.read(name) != zipfile.ZipFile(tmp_path / "b.zip").read(name), name
+        result = verify_bundle(target)
+        assert not result["ok"], name
+        assert result["problems"] == [
+            f"{name}: differs from what the bundle's tables give (changed after export)"
+        ]
+    damaged = tmp_path / "damaged.zip"
+    rewrite(tmp_path / "b.zip", damaged, "manifest.json", lambda d: d[:40])
+    refused = cli("verify-bundle", str(damaged), db=None)
+    assert refused.code == 2 and "is not a bundle manifest (JSONDecodeError" in refused.err
+
+
 def test_verify_bundle_command_exit_codes(labelled_store, tmp_path, cli):
     made = cli(
         "bundle",

@@ -94,6 +94,19 @@ def _reports(
     return {name: _json(doc) for name, doc in found.items()}
 
 
+def _derived_files(store: Store, params: dict[str, Any]) -> dict[str, bytes]:
+    """The readable files of a bundle, made again from its tables as the export made them:
+    a frame, sample list or report edited after export (and its hash in the manifest with
+    it) no longer matches."""
+    sample = params["sample"]
+    files = {
+        "frame.json": _json(frame_summary(store, sample)),
+        "sample.csv": _sample_csv(store, sample),
+    }
+    files.update(_reports(store, sample, params["judge"], params["resamples"], params["seed"]))
+    return files
+
+
 def bundle_bytes(
     store: Store,
     sample: str,
@@ -169,8 +182,14 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
         names = set(bundle.namelist())
         if MANIFEST not in names:
             raise UsageError(f"{path}: no {MANIFEST}; this is not an annotate bundle")
-        manifest = json.loads(bundle.read(MANIFEST))
-        listed = {f["path"]: f for f in manifest["files"]}
+        try:
+            manifest = json.loads(bundle.read(MANIFEST))
+            listed = {f["path"]: f for f in manifest["files"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"{path}: its {MANIFEST} is not a bundle manifest ({type(exc).__name__}: {exc}); "
+                "the bundle was damaged or changed after export"
+            ) from None
         problems += [
             f"{n}: in the zip but not in the manifest"
             for n in sorted(names - set(listed) - {MANIFEST})
@@ -205,8 +224,14 @@ def _recompute(contents: dict[str, bytes], problems: list[str]) -> int | None:
             inputs, params["by"], params["levels"], threshold=params["threshold"],
             resamples=params["resamples"], seed=params["seed"],
         )  # fmt: skip
+        derived = _derived_files(store, params)
     finally:
         store.close()
+    problems += [
+        f"{name}: differs from what the bundle's tables give (changed after export)"
+        for name, data in derived.items()
+        if name in contents and contents[name] != data
+    ]
     again = json.loads(json.dumps(rows, default=str))
     if again != stored["rows"]:
         differ = sum(a != b for a, b in zip(again, stored["rows"], strict=False))
