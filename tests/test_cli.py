@@ -228,3 +228,20 @@ def test_a_canary_rule_past_what_a_number_can_be_written_with_is_refused():
         with pytest.raises(UsageError, match="is not a rule"):
             parse_rule(text)
     assert str(parse_rule("scale:1000")) == "scale:1000"
+
+
+def test_an_unknown_import_an_empty_path_and_a_map_to_no_field_are_usage_errors(cli):
+    """Catches `errors 999` printing nothing with exit 0, `import ""` naming ".", and --map
+    onto a name that is no trace field (it moved `response` out of every row) or onto one
+    field twice (the last won)."""
+    assert cli("errors", "1").code == 2 and "nothing was imported yet" in cli("errors", "1").err
+    assert cli("import", str(GOOD)).code == 0
+    missing = cli("errors", "999")
+    assert missing.code == 2 and "no import 999; the imports are numbered 1 to 1" in missing.err
+    assert cli("errors", "1").code == 0
+    empty = cli("import", "")
+    assert empty.code == 2 and "give the file to import" in empty.err
+    bogus = cli("import", str(GOOD), "--map", "bogus=response")
+    assert bogus.code == 2 and "'bogus' is not a trace field; map to one of trace_id" in bogus.err
+    twice = cli("import", str(GOOD), "--map", "response=a", "--map", "response=b")
+    assert twice.code == 2 and "--map names 'response' twice" in twice.err

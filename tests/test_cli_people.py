@@ -32,7 +32,7 @@ def test_user_add_reads_the_password_from_stdin_never_an_argument(cli, monkeypat
 def test_user_add_refuses_a_short_password(cli, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))
     result = cli("user", "add", "rita", "--role", "reviewer")
-    assert result.code == 1 and "at least 8 characters" in result.err
+    assert result.code == 2 and "at least 8 characters" in result.err  # a usage error
 
 
 def test_deactivated_accounts_keep_their_labels(cli, db_path, tmp_path):
@@ -51,6 +51,16 @@ def test_deactivated_accounts_keep_their_labels(cli, db_path, tmp_path):
         assert store.scalar("SELECT count(*) FROM label_events WHERE reviewer = 'bob'") == 1
     finally:
         store.close()
+    labels = tmp_path / "labels.jsonl"  # made elsewhere after bob left: refused, by line
+    labels.write_text(
+        '{"trace_id": "lt-000", "claim": 1, "reviewer": "bob", "label": "supported"}\n'
+        '{"trace_id": "lt-000", "claim": 1, "reviewer": "carol", "label": "supported"}\n'
+    )
+    imported = cli("import-labels", str(labels), "--json")
+    assert imported.code == 1 and imported.json()["imported"] == 1
+    assert [(e["line"], e["field"], e["message"]) for e in imported.json()["errors"]] == [
+        (1, "reviewer", "'bob' is a deactivated account: its labels are not taken")
+    ]
 
 
 def test_assign_command(cli, db_path, tmp_path):

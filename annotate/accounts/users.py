@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from annotate.accounts.activity import Actor, record_act
-from annotate.errors import AnnotateError
+from annotate.errors import UsageError
 from annotate.store import Store
 from annotate.store import users as sql
 from annotate.store.assignments import get_setting, put_setting
@@ -33,8 +33,9 @@ FIRST_WAIT = timedelta(seconds=30)  # then 30 s, doubling with every further wro
 LONGEST_WAIT = timedelta(minutes=15)
 
 
-class AuthError(AnnotateError):
-    """Wrong name or password, an inactive account, or a forbidden action."""
+class AuthError(UsageError):
+    """Wrong name or password, an inactive account, or a forbidden action (a usage error:
+    the CLI exits 2)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from annotate.ingest.evaluations import attach_evaluations
 from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import (
+    KNOWN_FIELDS,
     REQUIRED_FIELDS,
     Record,
     RowError,
@@ -85,7 +86,15 @@ def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
             raise UsageError(
                 f"--map {pair!r} must look like FIELD=SOURCE, for example response=output.text"
             )
-        mapping[target.strip()] = source.strip()
+        field = target.strip()
+        if field not in KNOWN_FIELDS:
+            raise UsageError(
+                f"--map {pair!r}: {field!r} is not a trace field; map to one of "
+                f"{', '.join(KNOWN_FIELDS)}"
+            )
+        if field in mapping:
+            raise UsageError(f"--map names {field!r} twice; keep the one source it comes from")
+        mapping[field] = source.strip()
     return mapping
 
 
@@ -132,6 +141,8 @@ def import_traces(
 
     `actor` is who imports (the signed-in user; None: the OS user), recorded with the import.
     `check` may reject a parsed row with errors of its own, reported by line like any other."""
+    if not str(path).strip():
+        raise UsageError("give the file to import: annotate import PATH")
     file_path = Path(path)
     if not file_path.is_file():
         raise UsageError(f"{file_path} does not exist or is not a file")

@@ -181,6 +181,7 @@ def _import_batch(
         else:
             rows.append(parsed)
     rows = _check_claims(store, rows, errors, report)
+    rows = _check_active(store, rows, errors, report)
     rows = _drop_duplicates(store, rows, report)
     _add_reviewers(store, rows)
     now = datetime.now()
@@ -210,6 +211,19 @@ def _check_claims(
             continue
         report.rejected += 1
     return kept
+
+
+def _check_active(
+    store: Store, rows: list[dict[str, Any]], errors: list[RowError], report: ImportReport
+) -> list[dict[str, Any]]:
+    """A deactivated account's labels are refused, as its verdicts in the app are."""
+    inactive = sql.inactive_users(store, sorted({row["reviewer"] for row in rows}))
+    for row in rows:
+        if row["reviewer"] in inactive:
+            message = f"{row['reviewer']!r} is a deactivated account: its labels are not taken"
+            errors.append(RowError(row["line"], "reviewer", message))
+            report.rejected += 1
+    return [row for row in rows if row["reviewer"] not in inactive]
 
 
 def _no_such_claim(row: dict[str, Any], indexes: list[int]) -> str:

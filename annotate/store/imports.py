@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from annotate.errors import UsageError
 from annotate.store import Store, id_batch
 from annotate.traces import JudgeVerdict, RowError, Trace, to_json_bytes
 
@@ -309,6 +310,13 @@ def list_imports(store: Store) -> list[dict[str, Any]]:
 
 
 def import_errors(store: Store, import_id: int) -> list[RowError]:
+    """The rows import `import_id` rejected; an id no import has is a usage error."""
+    if not store.scalar("SELECT count(*) FROM imports WHERE id = ?", [import_id]):
+        last = store.scalar("SELECT max(id) FROM imports")
+        raise UsageError(
+            f"no import {import_id}; "
+            + (f"the imports are numbered 1 to {last}" if last else "nothing was imported yet")
+        )
     rows = store.fetchall(
         "SELECT line, field, message FROM import_errors WHERE import_id = ? ORDER BY line",
         [import_id],

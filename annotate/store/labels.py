@@ -57,6 +57,17 @@ def known_users(store: Store, names: Sequence[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
+def inactive_users(store: Store, names: Sequence[str]) -> set[str]:
+    """The names among `names` of accounts a lead deactivated."""
+    if not names:
+        return set()
+    rows = store.fetch_with_batch(
+        "SELECT name FROM users WHERE NOT active AND name IN (SELECT name FROM _batch)",
+        pa.table({"name": pa.array(list(names), pa.string())}),
+    )
+    return {row[0] for row in rows}
+
+
 def add_external_reviewers(store: Store, names: Sequence[str]) -> None:
     """Reviewers whose labels were made elsewhere: recorded, but with no password to log in."""
     now = datetime.now()
