@@ -245,3 +245,12 @@ def test_an_unknown_import_an_empty_path_and_a_map_to_no_field_are_usage_errors(
     assert bogus.code == 2 and "'bogus' is not a trace field; map to one of trace_id" in bogus.err
     twice = cli("import", str(GOOD), "--map", "response=a", "--map", "response=b")
     assert twice.code == 2 and "--map names 'response' twice" in twice.err
+
+
+def test_an_empty_as_and_a_column_given_twice_are_usage_errors(cli):
+    """Catches `--as ""` acting as the OS user and `--by feature,feature` stored as given."""
+    assert cli("import", str(GOOD)).code == 0
+    blank = cli("status", "--as", "")
+    assert blank.code == 2 and "--as needs an account name" in blank.err
+    twice = cli("sample", "--name", "s", "--n", "2", "--by", "feature,feature")
+    assert twice.code == 2 and "--by names feature twice" in twice.err

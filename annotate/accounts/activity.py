@@ -96,8 +96,10 @@ def cli_actor(store: Store, name: str | None) -> Actor:
     from annotate.errors import UsageError
     from annotate.store.users import user_row
 
-    if not name:
+    if name is None:
         return os_actor()
+    if not name.strip():
+        raise UsageError("--as needs an account name; leave --as out to act as the OS user")
     row = user_row(store, name)
     if row is None or row["external"]:
         raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")

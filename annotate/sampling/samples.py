@@ -119,6 +119,9 @@ def _check_spec(store: Store, spec: SampleSpec) -> None:
         raise SampleError(f"the minimum per stratum must be 0 or more, got {spec.min_per_stratum}")
     if not spec.by:
         raise SampleError("stratify by at least one column (--by), e.g. feature")
+    twice = sorted({name for name in spec.by if spec.by.count(name) > 1})
+    if twice:
+        raise SampleError(f"--by names {', '.join(twice)} twice; give each column once")
     names = list(spec.by) + list(spec.filters.attributes)
     for name in names:
         if name not in STRATUM_COLUMNS and not sql.has_attribute(store, name):
