@@ -251,7 +251,7 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         blur(page)
         page.keyboard.press("b")
         page.get_by_text("Changing your last verdict, which was partially_supported").wait_for()
-        assert claim.inner_text() == second
+        expect(claim).to_have_text(second, timeout=10_000)  # drawn after the caption, same run
         assert "number" in error_type_becomes(page, "number", exact=False)
         skip = page.get_by_role("button", name="Skip: unclear context")
         assert skip.is_visible()  # the reason a skip records, before pressing it
