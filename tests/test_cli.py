@@ -254,3 +254,20 @@ def test_an_empty_as_and_a_column_given_twice_are_usage_errors(cli):
     assert blank.code == 2 and "--as needs an account name" in blank.err
     twice = cli("sample", "--name", "s", "--n", "2", "--by", "feature,feature")
     assert twice.code == 2 and "--by names feature twice" in twice.err
+
+
+def test_flags_a_command_would_ignore_are_refused(cli, tmp_path):
+    """Catches `sample --top-up 5 --n 100 --seed 99` drawing with the sample's own seed while
+    the user believed theirs was used, and `init --sample x --no-sample` loading nothing."""
+    from tests.bench.synthetic import write_jsonl
+
+    write_jsonl(tmp_path / "traces.jsonl", 40)
+    assert cli("import", str(tmp_path / "traces.jsonl")).code == 0
+    first = cli("sample", "--name", "s", "--n", "10", "--by", "feature")
+    assert first.code == 0, first.err
+    mixed = cli("sample", "--name", "s", "--top-up", "1", "--n", "100", "--seed", "99")
+    assert mixed.code == 2
+    assert "--top-up grows 's' as it was drawn" in mixed.err and "--n, --seed" in mixed.err
+    assert cli("sample", "--name", "s", "--top-up", "1").code == 0
+    both = cli("init", "--sample", str(GOOD), "--no-sample")
+    assert both.code == 2 and "give one of them" in both.err

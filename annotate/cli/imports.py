@@ -21,6 +21,7 @@ from annotate.cli.console import (
     say,
     writer,
 )
+from annotate.errors import UsageError
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
@@ -133,6 +134,8 @@ def run_errors(args: argparse.Namespace) -> int:
 
 
 def run_init(args: argparse.Namespace) -> int:
+    if args.no_sample and Path(args.sample) != SAMPLE_TRACES:
+        raise UsageError("--sample loads a file and --no-sample loads none: give one of them")
     with writer(args) as store:
         traces = store.scalar("SELECT count(*) FROM traces")
         if traces or args.no_sample:

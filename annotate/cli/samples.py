@@ -135,6 +135,8 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         return run_emit_sql(args, emit)
     if not args.name:
         raise SampleError("give the sample a --name")
+    if args.top_up is not None:
+        _check_top_up_flags(args)
     if bool(args.from_counts) != bool(args.from_rows):
         raise SampleError("--from-counts and --from-rows go together: the two queries' results")
     with writer(args) as store:
@@ -166,6 +168,27 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         emit(plan.as_json())
     say(describe_plan(plan, stored=not args.plan_only))
     return 0
+
+
+def _check_top_up_flags(args: argparse.Namespace) -> None:
+    """A top-up grows the sample as it was drawn: flags that would draw differently are not
+    taken silently."""
+    given = {
+        "--n": args.n is not None,
+        "--seed": args.seed is not None,
+        "--by": args.by != ",".join(DEFAULT_BY),
+        "--allocation": args.allocation != "proportional",
+        "--min-per-stratum": args.min_per_stratum != 1,
+        "--where": bool(args.where),
+        "--sizes": bool(args.sizes),
+        "--source": bool(args.source),
+    }
+    ignored = [flag for flag, present in given.items() if present]
+    if ignored:
+        raise SampleError(
+            f"--top-up grows {args.name!r} as it was drawn (its seed, strata, allocation and "
+            f"filters); leave out {', '.join(ignored)}"
+        )
 
 
 class _NothingStored(Exception):
