@@ -55,16 +55,34 @@ if item["adjudication"]:
             item["adjudication"]["adjudicator"],
         )
     )
-with st.form("adjudicate_form", clear_on_submit=True):
-    label = st.selectbox("Final label", names, key="adjudicate_label")
-    reason = st.text_area("Reason (auditors read it)", key="adjudicate_reason")
-    if st.form_submit_button("Record final label", type="primary"):
-        try:
-            adjudicate(store, user.name, item["trace_id"], item["claim_index"], label, reason)
-            st.session_state["adjudicate_recorded"] = (
-                f"Recorded {label} for {item['trace_id']} · claim {item['claim_index'] + 1}. "
-                "The original votes stay."
-            )
-            st.rerun()  # the list follows: a resolved claim leaves "Only unresolved"
-        except AnnotateError as exc:
-            ui.show_error(exc)
+
+
+def record(item: dict) -> None:
+    """Form callback for the claim the form was drawn for: it runs before the rerun, so a
+    second click (which arrives with the cleared form) cannot interrupt the first."""
+    key = (item["trace_id"], item["claim_index"])
+    label, reason = st.session_state["adjudicate_label"], st.session_state["adjudicate_reason"]
+    last = st.session_state.get("adjudicate_last")
+    if last and last[0] == key and (not reason.strip() or last[1:] == (label, reason)):
+        return  # the second click of a double click (cleared, or the same): it is stored
+    try:
+        adjudicate(store, user.name, item["trace_id"], item["claim_index"], label, reason)
+    except AnnotateError as exc:
+        st.session_state["adjudicate_error"] = str(exc)
+        return
+    st.session_state["adjudicate_last"] = (key, label, reason)
+    st.session_state["adjudicate_recorded"] = (
+        f"Recorded {label} for {item['trace_id']} · claim {item['claim_index'] + 1}. "
+        "The original votes stay."
+    )  # the list follows on this rerun: a resolved claim leaves "Only unresolved"
+
+
+# One form per claim: a click on the form of a claim no longer shown is dropped.
+with st.form(f"adjudicate_form_{item['trace_id']}_{item['claim_index']}", clear_on_submit=True):
+    st.selectbox("Final label", names, key="adjudicate_label")
+    st.text_area("Reason (auditors read it)", key="adjudicate_reason")
+    st.form_submit_button(
+        "Record final label", type="primary", on_click=ui.guard(record), args=(item,)
+    )
+if "adjudicate_error" in st.session_state:
+    ui.show_error(st.session_state.pop("adjudicate_error"))

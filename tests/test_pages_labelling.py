@@ -186,6 +186,15 @@ def test_the_lead_adjudicates_a_disagreement(labelling_store):
     )
     # the list follows the action: the resolved claim left "Only unresolved"
     assert "35 claims where reviewers disagree" in [plain(c.value) for c in app.caption]
+    # The second submit of a double click on the claim just decided comes with the cleared
+    # form (or the same one): it stores nothing and shows no error.
+    app.toggle(key="adjudicate_open_only").set_value(False).run()
+    app.selectbox(key="adjudicate_claim").select("lt-000 · claim 1").run()
+    app.button[-1].click().run()
+    app.selectbox(key="adjudicate_label").select("contradicted")
+    app.text_area(key="adjudicate_reason").input("the context gives another amount")
+    app.button[-1].click().run()
+    assert not app.error, [e.value for e in app.error]
     store = open_store(labelling_store)
     try:
         assert store.scalar("SELECT count(*) FROM adjudications") == 1
