@@ -136,3 +136,18 @@ def test_a_suite_whose_file_cannot_be_written_is_not_kept(cli, scored, tmp_path,
     monkeypatch.undo()
     listed = cli("canary", "make", "--name", "u", *args, "--out", str(tmp_path / "u.jsonl"))
     assert listed.code == 0, listed.err  # the name is free: nothing of the failed make stayed
+
+
+def test_a_suite_with_no_replay_yet_scores_as_empty(cli, tmp_path):
+    """Catches the score of a new suite failing on its labelling queue, which is made only
+    when the first response scored 'neither' is imported (the Canary page showed the error)."""
+    traces = tmp_path / "traces.jsonl"
+    lines = (ROOT / "data" / "sample_traces.jsonl").read_text().splitlines(keepends=True)
+    traces.write_text("".join(lines[:100]))
+    assert cli("import", str(traces)).code == 0
+    assert cli("sample", "--name", "m", "--n", "10", "--seed", "2").code == 0
+    made = cli("canary", "make", "--sample", "m", "--name", "new", "--out", str(tmp_path / "n"))
+    assert made.code == 0, made.err
+    scored = cli("canary", "score", "new", "--json")
+    assert scored.code == 0, scored.err
+    assert scored.json()["rows"] == []

@@ -26,6 +26,7 @@ from annotate.store import Store
 from annotate.store import canary as sql
 from annotate.store.assignments import slice_values
 from annotate.store.claims import insert_claims
+from annotate.store.samples import sample_row
 from annotate.traces import RowError, Trace
 
 OUTCOMES = ("followed", "leak", "both", "neither")
@@ -110,7 +111,8 @@ def score(store: Store, name: str, by: list[str] | None = None) -> dict[str, Any
     suite = suite_row(store, name)
     by = [column.strip() for column in by or [] if column.strip()]
     responses = sql.responses(store, name)
-    gold = response_gold(load_evidence(store, suite["queue_sample"]))
+    queue = suite["queue_sample"]  # made when the first 'neither' response is imported
+    gold = response_gold(load_evidence(store, queue)) if sample_row(store, queue) else {}
     values = slice_values(store, [r["trace_id"] for r in responses], by)
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for response in responses:
