@@ -269,5 +269,7 @@ def test_flags_a_command_would_ignore_are_refused(cli, tmp_path):
     assert mixed.code == 2
     assert "--top-up grows 's' as it was drawn" in mixed.err and "--n, --seed" in mixed.err
     assert cli("sample", "--name", "s", "--top-up", "1").code == 0
+    taken = cli("sample", "--name", "s", "--n", "5", "--plan-only")  # refused at plan time
+    assert taken.code == 2 and "a sample named 's' exists" in taken.err
     both = cli("init", "--sample", str(GOOD), "--no-sample")
     assert both.code == 2 and "give one of them" in both.err

@@ -59,6 +59,7 @@ class Plan:
 
 def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> Plan:
     """The per-stratum N_h, n_h and inclusion probability, before anything is stored."""
+    _check_name_free(store, spec.name)
     inputs = sql.plan_inputs(store)
     snapshot = sql.max_import_id(store) if snapshot is None else snapshot
     counts, frame_size, excluded = frame_strata(store, spec, snapshot)
@@ -68,6 +69,13 @@ def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> 
         for (key, population, rate), size in zip(counts, sizes, strict=True)
     ]
     return Plan(spec, frame_size, excluded, strata, snapshot, inputs=inputs)
+
+
+def _check_name_free(store: Store, name: str) -> None:
+    if sql.sample_row(store, name) is not None:
+        raise SampleError(
+            f"a sample named {name!r} exists; pick another --name, or --top-up that sample"
+        )
 
 
 def judge_outcomes(store: Store) -> list[tuple[str, str, str]]:
@@ -150,10 +158,7 @@ def draw_sample(
     lead saw) is drawn as it is when nothing it read has changed since; else it is redone."""
     who = as_actor(created_by)
     with store.transaction():
-        if sql.sample_row(store, spec.name) is not None:
-            raise SampleError(
-                f"a sample named {spec.name!r} exists; pick another --name, or --top-up that sample"
-            )
+        _check_name_free(store, spec.name)
         if plan is None or plan.spec != spec or plan.inputs != sql.plan_inputs(store):
             plan = plan_sample(store, spec)
         sql.insert_sample(store, _sample_record(plan, who.name))
