@@ -269,6 +269,8 @@ def test_flags_a_command_would_ignore_are_refused(cli, tmp_path):
     assert mixed.code == 2
     assert "--top-up grows 's' as it was drawn" in mixed.err and "--n, --seed" in mixed.err
     assert cli("sample", "--name", "s", "--top-up", "1").code == 0
+    too_many = cli("sample", "--name", "s", "--top-up", "5000")
+    assert too_many.code == 2 and "'s' has 29 traces of its frame not yet drawn" in too_many.err
     taken = cli("sample", "--name", "s", "--n", "5", "--plan-only")  # refused at plan time
     assert taken.code == 2 and "a sample named 's' exists" in taken.err
     both = cli("init", "--sample", str(GOOD), "--no-sample")

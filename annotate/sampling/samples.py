@@ -207,6 +207,12 @@ def top_up(
             counts, frame_size, excluded = frame_strata(store, spec, row["max_import_id"])
         floors = [current.get(key, 0) for key, _, _ in counts]
         populations = [population for _, population, _ in counts]
+        left = frame_size - sum(floors)
+        if per_stratum is None and extra > left:
+            raise SampleError(
+                f"{name!r} has {left} traces of its frame not yet drawn; a top-up of {extra} "
+                f"is more: ask for at most {left}"
+            )
         allocation = "proportional" if spec.allocation == "explicit" else spec.allocation
         weights = allocation_weights(allocation, populations, [rate for _, _, rate in counts])
         if per_stratum is None:
