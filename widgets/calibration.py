@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.agreement.calibration import DEFAULT_THRESHOLDS, save_thresholds
+from annotate.agreement.calibration import DEFAULT_THRESHOLDS, save_thresholds, threshold_floor
 from annotate.errors import AnnotateError
 from annotate.judge.labels import OUTCOMES, mapping_rows, set_label
 from annotate.labelling.session import claim_view
@@ -48,7 +48,7 @@ def thresholds_editor(store: Store, saved: dict, user) -> None:
         )
         value = column.number_input(
             ui.fmt("minimum lower bound of {}", name),
-            -1.0 if name == "cohen_kappa" else 0.0,  # sensitivity, specificity: shares
+            threshold_floor(name),
             1.0,
             saved[name] or 0.8,
             0.05,

@@ -79,6 +79,12 @@ def load_thresholds(store: Store) -> dict[str, float | None]:
     return {**DEFAULT_THRESHOLDS, **{k: v for k, v in saved.items() if k in DEFAULT_THRESHOLDS}}
 
 
+def threshold_floor(name: str) -> float:
+    """The least a readiness threshold may be: kappa can go to -1; sensitivity and
+    specificity are shares (0)."""
+    return -1.0 if name == "cohen_kappa" else 0.0
+
+
 def save_thresholds(
     store: Store, thresholds: Mapping[str, float | None], actor: Actor | str | None = None
 ) -> None:
@@ -86,7 +92,7 @@ def save_thresholds(
     for name, value in thresholds.items():
         if name not in DEFAULT_THRESHOLDS:
             raise UsageError(f"unknown readiness statistic {name!r}")
-        low = -1 if name == "cohen_kappa" else 0  # sensitivity and specificity are shares
+        low = threshold_floor(name)
         if value is not None and not low <= value <= 1:
             raise UsageError(f"threshold for {name} must be between {low} and 1, got {value}")
     with store.transaction():

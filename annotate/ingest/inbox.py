@@ -26,12 +26,13 @@ def import_folder(store: Store) -> Path:
 def set_import_folder(store: Store, folder: str, actor: Actor | str | None = None) -> Path:
     """Make `folder` the import folder. It must exist, except the default (data/inbox), which
     is made when it is asked for again."""
-    shown = folder.strip() if len(folder.strip()) <= 80 else folder.strip()[:80] + "…"
+    text = folder.strip()
+    shown = text if len(text) <= 80 else text[:80] + "…"
     try:
-        path = Path(folder.strip()).expanduser().resolve()
-        if folder.strip() and path == DEFAULT_IMPORT_FOLDER.resolve():
+        path = Path(text).expanduser().resolve()
+        if text and path == DEFAULT_IMPORT_FOLDER.resolve():
             path.mkdir(parents=True, exist_ok=True)
-        is_folder = bool(folder.strip()) and path.is_dir()
+        is_folder = bool(text) and path.is_dir()
     except (OSError, RuntimeError) as exc:  # a name too long for the system, a loop of links
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"{shown!r} cannot be a folder on the server ({reason})") from None

@@ -181,9 +181,11 @@ def _import_batch(
         else:
             rows.append(parsed)
     rows = _check_claims(store, rows, errors, report)
-    rows = _check_active(store, rows, errors, report)
+    accounts = sql.account_states(store, sorted({row["reviewer"] for row in rows}))
+    rows = _check_active(accounts, rows, errors, report)
     rows = _drop_duplicates(store, rows, report)
-    _add_reviewers(store, rows)
+    names = sorted({row["reviewer"] for row in rows} - set(accounts))
+    sql.add_external_reviewers(store, names)  # no account: labels made elsewhere
     now = datetime.now()
     for row in rows:
         row.update(rubric_version=version, origin="import", import_id=report.import_id)
@@ -214,10 +216,13 @@ def _check_claims(
 
 
 def _check_active(
-    store: Store, rows: list[dict[str, Any]], errors: list[RowError], report: ImportReport
+    accounts: dict[str, bool],
+    rows: list[dict[str, Any]],
+    errors: list[RowError],
+    report: ImportReport,
 ) -> list[dict[str, Any]]:
     """A deactivated account's labels are refused, as its verdicts in the app are."""
-    inactive = sql.inactive_users(store, sorted({row["reviewer"] for row in rows}))
+    inactive = {name for name, active in accounts.items() if not active}
     for row in rows:
         if row["reviewer"] in inactive:
             message = f"{row['reviewer']!r} is a deactivated account: its labels are not taken"
@@ -251,9 +256,3 @@ def _drop_duplicates(
             seen.add(row["content_hash"])
             kept.append(row)
     return kept
-
-
-def _add_reviewers(store: Store, rows: list[dict[str, Any]]) -> None:
-    names = sorted({row["reviewer"] for row in rows})
-    known = sql.known_users(store, names)
-    sql.add_external_reviewers(store, [name for name in names if name not in known])

@@ -49,23 +49,15 @@ def existing_claims(store: Store, trace_ids: Sequence[str]) -> dict[str, list[in
     return {trace_id: list(indexes or []) for trace_id, indexes in rows}
 
 
-def known_users(store: Store, names: Sequence[str]) -> set[str]:
+def account_states(store: Store, names: Sequence[str]) -> dict[str, bool]:
+    """name -> active, for the names among `names` that have an account (external or not)."""
     if not names:
-        return set()
-    placeholders = ", ".join("?" for _ in names)
-    rows = store.fetchall(f"SELECT name FROM users WHERE name IN ({placeholders})", list(names))
-    return {row[0] for row in rows}
-
-
-def inactive_users(store: Store, names: Sequence[str]) -> set[str]:
-    """The names among `names` of accounts a lead deactivated."""
-    if not names:
-        return set()
+        return {}
     rows = store.fetch_with_batch(
-        "SELECT name FROM users WHERE NOT active AND name IN (SELECT name FROM _batch)",
+        "SELECT name, active FROM users WHERE name IN (SELECT name FROM _batch)",
         pa.table({"name": pa.array(list(names), pa.string())}),
     )
-    return {row[0] for row in rows}
+    return {name: bool(active) for name, active in rows}
 
 
 def add_external_reviewers(store: Store, names: Sequence[str]) -> None:
