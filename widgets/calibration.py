@@ -48,7 +48,7 @@ def thresholds_editor(store: Store, saved: dict, user) -> None:
         )
         value = column.number_input(
             ui.fmt("minimum lower bound of {}", name),
-            threshold_floor(name),
+            float(threshold_floor(name)),
             1.0,
             saved[name] or 0.8,
             0.05,

@@ -79,10 +79,10 @@ def load_thresholds(store: Store) -> dict[str, float | None]:
     return {**DEFAULT_THRESHOLDS, **{k: v for k, v in saved.items() if k in DEFAULT_THRESHOLDS}}
 
 
-def threshold_floor(name: str) -> float:
+def threshold_floor(name: str) -> int:
     """The least a readiness threshold may be: kappa can go to -1; sensitivity and
     specificity are shares (0)."""
-    return -1.0 if name == "cohen_kappa" else 0.0
+    return -1 if name == "cohen_kappa" else 0
 
 
 def save_thresholds(

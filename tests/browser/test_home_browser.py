@@ -30,6 +30,7 @@ def choose(page: Page, label: str, option: str) -> None:
     box.locator("input").fill(option)
     page.keyboard.press("Enter")
     expect(page.get_by_role("listbox")).to_have_count(0)
+    expect(box).to_have_count(1)  # while the page reruns, the old box may still be drawn
     expect(box.locator("input")).to_have_value(option)
 
 
