@@ -118,8 +118,8 @@ else:
         except AnnotateError as exc:
             ui.show_error(exc)
     names = [s["name"] for s in samples]
-    claims_for = st.selectbox(
-        "Claims of sample", names, index=len(names) - 1, key="sample_claims_sample"
-    )
+    if st.session_state.get("sample_claims_sample") not in names:  # the newest, until one is picked
+        st.session_state["sample_claims_sample"] = names[-1]
+    claims_for = st.selectbox("Claims of sample", names, key="sample_claims_sample")
     claims.make_claims(store, user, claims_for)
     path.show_next_for(claims_for)

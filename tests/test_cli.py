@@ -234,6 +234,7 @@ def test_an_unknown_import_an_empty_path_and_a_map_to_no_field_are_usage_errors(
     """Catches `errors 999` printing nothing with exit 0, `import ""` naming ".", and --map
     onto a name that is no trace field (it moved `response` out of every row) or onto one
     field twice (the last won)."""
+    assert cli("init", "--no-sample").code == 0
     assert cli("errors", "1").code == 2 and "nothing was imported yet" in cli("errors", "1").err
     assert cli("import", str(GOOD)).code == 0
     missing = cli("errors", "999")
@@ -275,3 +276,16 @@ def test_flags_a_command_would_ignore_are_refused(cli, tmp_path):
     assert taken.code == 2 and "a sample named 's' exists" in taken.err
     both = cli("init", "--sample", str(GOOD), "--no-sample")
     assert both.code == 2 and "give one of them" in both.err
+
+
+def test_a_command_that_only_reads_refuses_a_store_that_does_not_exist(cli, tmp_path):
+    """Catches `status --db <typo>` quietly making an empty store at the typo and saying
+    "0 traces", as if the data were gone."""
+    typo = tmp_path / "anotate.duckdb"
+    for args in (["status"], ["samples"], ["agreement"], ["user", "list"], ["activity"]):
+        result = cli(*args, "--db", str(typo), db=None)
+        assert result.code == 2, (args, result.err)
+        assert f"no store at {typo}" in result.err and "annotate init" in result.err
+    assert not typo.exists()
+    assert cli("init", "--no-sample", "--db", str(typo), db=None).code == 0
+    assert cli("status", "--db", str(typo), db=None).code == 0

@@ -129,6 +129,29 @@ def test_the_rubric_page_lets_a_lead_run_the_baseline_and_an_auditor_only_read(
     assert json.dumps(acts)
 
 
+def test_the_rubric_page_says_when_a_save_stores_nothing_new(loop_db, monkeypatch):
+    monkeypatch.setenv("ANNOTATE_DB", str(loop_db))
+    app = run_app(User("lena", "lead"), "pages/rubric.py")
+
+    def save(text: str) -> None:
+        app.text_area(key="rubric_edit_text").input(text)
+        next(b for b in app.button if b.label == "Save as a new version").click().run()
+        assert not app.exception, app.exception
+
+    save("Mark a claim unsupported when no context sentence states it.")
+    assert [plain(s.value) for s in app.success] == ["Saved as version 2"]
+    save("Mark a claim unsupported when no context sentence states it.")  # the same again
+    assert not app.success
+    assert [plain(i.value) for i in app.info if "Nothing new" in i.value] == [
+        "Nothing new to save: version 2 already says exactly this."
+    ]
+    store = open_store(loop_db)
+    try:
+        assert store.scalar("SELECT count(*) FROM rubrics") == 2
+    finally:
+        store.close()
+
+
 def test_the_rubric_page_compares_versions_marks_calibrated_and_shows_staleness(
     db_path, tmp_path, monkeypatch
 ):

@@ -108,6 +108,27 @@ def test_sample_page_plans_and_draws_a_sample(app_store):
     assert list(listed["name"]) == ["page-sample"] and list(listed["traces"]) == [2]
 
 
+def test_a_second_draw_picks_its_sample_for_claims_without_a_widget_warning(app_store, monkeypatch):
+    from streamlit.elements.lib import policies
+
+    warned: list[str] = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # once per process
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda text, *args, **_: warned.append(text))
+    app = run_page("pages/sample.py")
+    for name in ("first", "second"):
+        app.text_input(key="sample_name").input(name)
+        app.number_input(key="sample_n").set_value(2)
+        app.button[0].click().run()
+        app.button(key="sample_draw").click().run()
+        assert not app.exception, app.exception
+        # Streamlit logs a warning when a widget has both a default and a session-state value
+        assert not warned, warned
+        assert app.selectbox(key="sample_claims_sample").value == name
+    app.selectbox(key="sample_claims_sample").select("first").run()
+    app.button(key="sample_topup").click().run()  # any rerun keeps the lead's pick
+    assert app.selectbox(key="sample_claims_sample").value == "first"
+
+
 def test_sample_page_shows_a_bad_request_as_an_error(app_store):
     app = run_page("pages/sample.py")
     app.text_input(key="sample_name").input("too-big")

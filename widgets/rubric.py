@@ -13,7 +13,13 @@ from annotate.errors import AnnotateError
 from annotate.rubrics.loop import few_shot_candidates, mark_calibrated
 from annotate.rubrics.runner import plan_run, run_judge
 from annotate.rubrics.split import ensure_split
-from annotate.rubrics.versions import BASELINE_MODEL, GRANULARITIES, edit_rubric, make_current
+from annotate.rubrics.versions import (
+    BASELINE_MODEL,
+    GRANULARITIES,
+    edit_rubric,
+    list_rubrics,
+    make_current,
+)
 from annotate.store import Store
 
 MODES = {
@@ -86,13 +92,22 @@ def editor(store: Store, rubric, user) -> None:
     if saved:
         changes = {"instructions": instructions, "model": model.strip(), "granularity": granularity}
         try:
-            new = edit_rubric(store, rubric.version, changes, user.name, note or None)
-            st.success(ui.fmt("Saved as version {}", new.version))
+            _save(store, rubric, changes, user, note or None)
         except AnnotateError as exc:
             ui.show_error(exc)
     if st.button("Make this version current", key="rubric_make_current"):
         make_current(store, rubric.version, user.name)
         st.rerun()
+
+
+def _save(store: Store, rubric, changes: dict, user, note: str | None) -> None:
+    """A new version, or the one that already holds exactly this content: say which."""
+    newest = max(r.version for r in list_rubrics(store))
+    new = edit_rubric(store, rubric.version, changes, user.name, note)
+    if new.version > newest:
+        st.success(ui.fmt("Saved as version {}", new.version))
+    else:
+        st.info(ui.fmt("Nothing new to save: version {} already says exactly this.", new.version))
 
 
 def few_shot_picker(store: Store, rubric, samples: list[str], user) -> None:
@@ -121,8 +136,7 @@ def few_shot_picker(store: Store, rubric, samples: list[str], user) -> None:
             "Save as a new version with these examples", key="rubric_shot_save"
         ):
             shots = [{k: v for k, v in candidates[i].items() if k != "judge_error"} for i in picked]
-            new = edit_rubric(store, rubric.version, {"few_shot": shots}, user.name, "few-shot")
-            st.success(ui.fmt("Saved as version {}", new.version))
+            _save(store, rubric, {"few_shot": shots}, user, "few-shot")
 
 
 def mark_controls(store: Store, rubric, samples: list[str], user) -> None:

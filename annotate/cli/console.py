@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import cli_actor
+from annotate.errors import UsageError
 from annotate.store import Store, open_store, resolve_db_path
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
@@ -111,6 +112,14 @@ class writer:
         self.args = args
 
     def __enter__(self) -> Store:
+        creates = getattr(self.args, "creates_store", False)  # init, import, user add...
+        if callable(creates):
+            creates = creates(self.args)
+        if not creates and str(self.path) != ":memory:" and not self.path.exists():
+            raise UsageError(
+                f"no store at {self.path}: check --db (or ANNOTATE_DB); `annotate init` or "
+                "`annotate import FILE` creates one"
+            )
         self.store = open_store(self.path)
         try:  # every act of the command is recorded under this name
             self.args.actor = cli_actor(self.store, getattr(self.args, "as_user", None))

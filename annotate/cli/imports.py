@@ -55,7 +55,7 @@ def _add_import(commands: Any) -> None:
         help="take FIELD from a nested SOURCE path, e.g. response=output.text (repeatable)",
     )
     common(command)
-    command.set_defaults(run=run_import)
+    command.set_defaults(run=run_import, creates_store=True)
 
 
 def _add_import_labels(commands: Any) -> None:
@@ -63,7 +63,7 @@ def _add_import_labels(commands: Any) -> None:
     command.add_argument("path")
     command.add_argument("--format", choices=LABEL_FORMATS)
     common(command)
-    command.set_defaults(run=run_import_labels)
+    command.set_defaults(run=run_import_labels, creates_store=True)
 
 
 def _add_status(commands: Any) -> None:
@@ -86,7 +86,7 @@ def _add_init(commands: Any) -> None:
     )
     command.add_argument("--no-sample", action="store_true", help="create an empty store")
     common(command, json_flag=False)
-    command.set_defaults(run=run_init)
+    command.set_defaults(run=run_init, creates_store=True)
 
 
 def _add_demo_data(commands: Any) -> None:

@@ -25,7 +25,7 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     adding.add_argument("name")
     adding.add_argument("--role", choices=ROLES, required=True)
     common(adding, json_flag=False)
-    adding.set_defaults(run=lambda args: run_user_add(args, writer, say))
+    adding.set_defaults(run=lambda args: run_user_add(args, writer, say), creates_store=True)
     for action, active in (("deactivate", False), ("activate", True)):
         toggle = actions.add_parser(action, help=f"{action} an account (its labels stay)")
         toggle.add_argument("name")

@@ -92,7 +92,11 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
         help="with --from-counts: the judge whose verdicts judge_label holds (default: imported)",
     )
     common(command)
-    command.set_defaults(run=lambda args: run_sample(args, writer, emit, say))
+    command.set_defaults(
+        run=lambda args: run_sample(args, writer, emit, say),
+        # drawn from files in place or from a warehouse's results: the store may be new
+        creates_store=lambda args: bool(args.source or args.emit_sql or args.from_counts),
+    )
 
     listing = commands.add_parser("samples", help="the samples drawn so far, with their parameters")
     common(listing)
