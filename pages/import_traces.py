@@ -62,7 +62,9 @@ if st.button("Import", type="primary", key="import_run"):
     st.session_state.pop("import_report", None)  # an error must not leave the last report up
     slot = st.empty()  # the progress bar: emptied whatever happens, never left at "reading…"
     try:
-        if upload is not None:
+        if upload is not None and path_text.strip():
+            st.warning("Both an upload and a path are given: remove one, then Import.")
+        elif upload is not None:
             with tempfile.TemporaryDirectory() as folder:
                 target = Path(folder) / Path(upload.name).name
                 target.write_bytes(upload.getvalue())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +85,24 @@ def test_html_in_a_trace_is_shown_as_literal_text_and_never_runs(
     expect(page.locator("script", has_text="__xss")).to_have_count(0)
     page.wait_for_timeout(500)  # give an injected onerror handler time to fire
     assert page.evaluate("typeof window.__xss") == "undefined"
+
+
+def test_an_upload_and_a_typed_path_together_import_neither(
+    page: Page, lead: tuple[str, str], tmp_path: Path
+) -> None:
+    """Catches the upload being imported without a word while the lead had also typed a
+    path: which file went in was a guess."""
+    open_home(page, lead)
+    page.goto("/import_traces")
+    upload = tmp_path / "both.jsonl"
+    upload.write_text('{"trace_id": "both-1", "response": "r", "context": ["c"]}\n')
+    page.locator("input[type='file']").set_input_files(str(upload))
+    expect(page.get_by_text("both.jsonl").first).to_be_visible(timeout=WAIT_MS)
+    path_box = page.get_by_label(
+        "…or a file in the import folder (path relative to it)", exact=True
+    )
+    path_box.fill("other.jsonl")
+    path_box.press("Enter")
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text("Both an upload and a path are given")).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text(re.compile(r"imported \d+"))).to_have_count(0)
