@@ -1,4 +1,5 @@
-"""The one error family every caller may catch; anything else is a bug."""
+"""The one error family every caller may catch (anything else is a bug), and `counted`, the
+count-and-noun of every message: "1 claim", "2 claims", "60 strata"."""
 
 
 class AnnotateError(Exception):
@@ -28,3 +29,13 @@ class InputError(AnnotateError):
 
 class UsageError(AnnotateError):
     """A command or function was called with arguments that cannot work."""
+
+
+IRREGULAR = {"stratum": "strata"}
+
+
+def counted(number: int, noun: str) -> str:
+    """`number` and `noun` in the number it takes: one is singular, every other count
+    (0, 2, 1,000) plural. `noun` is the singular ("trace", "stratum")."""
+    plural = IRREGULAR.get(noun, noun + "s")
+    return f"{number:,} {noun if number == 1 else plural}"

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.labelling.adjudication import adjudicate, disagreements, judge_disagreements
 from annotate.labelling.session import claim_view, rubric_labels
 from annotate.sampling.samples import list_samples
@@ -28,11 +28,11 @@ open_only = st.toggle("Only unresolved", value=True, key="adjudicate_open_only")
 judged = judge_disagreements(store, sample)
 if judged:
     with st.expander(
-        ui.fmt("{} claims where the judge disagrees with the gold label", len(judged))
+        ui.fmt("{} where the judge disagrees with the gold label", counted(len(judged), "claim"))
     ):
         st.dataframe(pd.DataFrame(judged), hide_index=True, key="adjudicate_judge")
 items = disagreements(store, sample, include_resolved=not open_only)
-st.caption(ui.fmt("{} claims where reviewers disagree", len(items)))
+st.caption(ui.fmt("{} where reviewers disagree", counted(len(items), "claim")))
 if not items:
     path.show_next_for(sample)
     st.stop()

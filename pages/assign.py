@@ -6,7 +6,7 @@ import streamlit as st
 import ui
 from annotate.accounts.users import reviewer_names
 from annotate.claims.extraction import claims_todo
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.labelling.assignment import assign
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import reviewer_samples, sample_load
@@ -50,9 +50,9 @@ anyway = False
 if missing:
     st.warning(
         ui.fmt(
-            "{} sampled traces have no claims yet: reviewers would not see them. Make their "
+            "{} without claims yet: reviewers would not see them. Make their "
             "claims on the Sample page first.",
-            f"{missing:,}",
+            counted(missing, "sampled trace"),
         )
     )
     st.page_link("pages/sample.py", label="Make claims on the Sample page")

@@ -8,7 +8,7 @@ import streamlit as st
 
 import ui
 from annotate.crash_log import record_crash
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.inbox import import_folder, inbox_files, inbox_path
@@ -102,7 +102,9 @@ if report is not None:
     if report.attached:
         st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
     if report.warnings:
-        st.caption(ui.fmt("{} rows imported with repaired claim offsets", len(report.warnings)))
+        st.caption(
+            ui.fmt("{} imported with repaired claim offsets", counted(len(report.warnings), "row"))
+        )
         rows = pd.DataFrame([w.as_json() for w in report.warnings])
         st.dataframe(rows, hide_index=True, key="import_warnings")
     if not report.is_clean:

@@ -12,6 +12,7 @@ import time
 import streamlit as st
 
 import ui
+from annotate.errors import counted
 from annotate.labelling.questions import my_questions
 from annotate.labelling.session import (
     judge_feedback,
@@ -83,11 +84,11 @@ def claim_area() -> None:
     st.progress(
         counts["done"] / max(counts["assigned"], 1),
         text=ui.fmt(
-            "{} / {} claims done in {} · this session {} verdicts, {} a minute",
+            "{} / {} claims done in {} · this session {}, {} a minute",
             counts["done"],
             counts["assigned"],
             sample,
-            session["count"],
+            counted(session["count"], "verdict"),
             f"{session['count'] / minutes:.1f}",
         ),
     )

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.llm import has_api_key
 from annotate.rubrics.card import card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml
@@ -124,5 +124,5 @@ if len(chosen) >= 2 and sample:
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="rubric_compare_table")
     if result["flips"]:
-        st.caption(ui.fmt("{} claims flipped", len(result["flips"])))
+        st.caption(ui.fmt("{} flipped", counted(len(result["flips"]), "claim")))
         st.dataframe(pd.DataFrame(result["flips"]), hide_index=True, key="rubric_flips")

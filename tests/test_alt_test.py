@@ -278,7 +278,10 @@ def test_units_without_a_judge_label_are_skipped() -> None:
     result, plain = alt_test(extra, judge), alt_test(humans, judge)
     assert result["units"] == plain["units"] == 40
     assert result["reviewers"] == plain["reviewers"]
-    assert result["notes"] == ["10 units with reviewer labels have no judge label; skipped."]
+    assert result["notes"] == [
+        "10 units with reviewer labels but no judge label to compare (not judged, an "
+        "abstention, or outside the part scored): skipped."
+    ]
     unlabelled = alt_test(humans, {**judge, 0: None})  # None is no label
     assert unlabelled["units"] == 39
 

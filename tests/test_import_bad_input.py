@@ -55,7 +55,7 @@ def test_wrong_types_name_each_field_and_what_was_expected(fresh_store):
         'line 4: "context[0]" must be a list of strings or {source, text} objects, '
         "got an object without a text string",
         'line 4: "claims" must be a list of {text, start, end} objects, got a string',
-        'line 5: "judge[0].claim" refers to claim 3 but the row has 1 claims (0-based)',
+        'line 5: "judge[0].claim" refers to claim 3 but the row has 1 claim (0-based)',
     ]
     assert report.rejected == 4
     assert stored_ids(fresh_store) == ["w-1"]

@@ -191,7 +191,7 @@ def test_an_unmapped_judge_label_stops_the_page_until_a_lead_maps_it(store_copy,
     import_traces(store, path)
     store.close()
     auditor = run_app(AUDITOR, "pages/calibration.py")
-    assert any("'true' (1 verdicts)" in unescaped(e.value) for e in auditor.error)
+    assert any("'true' (1 verdict)" in unescaped(e.value) for e in auditor.error)
     assert not [b for b in auditor.button if b.key == "calibration_map_save"]
     lead = run_app(LEAD, "pages/calibration.py")
     said = " ".join(unescaped(e.value) for e in lead.error)  # in the app's words: no flag

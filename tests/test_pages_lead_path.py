@@ -62,11 +62,11 @@ def with_store(path, work):
 def test_the_sample_page_makes_claims_for_traces_without_them(drawn_store):
     app = run_app(LEAD, "pages/sample.py")
     assert not app.exception, app.exception
-    assert "1 traces of s have no claims yet" in texts(app)
+    assert "1 trace of s without claims yet" in texts(app)
     app.button(key="sample_make_claims").click().run()
     assert not app.exception, app.exception
     said = texts(app)
-    assert re.search(r"Made \d+ claims for 1 traces \(sentences\)", said)
+    assert re.search(r"Made \d+ claims? for 1 trace \(sentences\)", said)
     assert "0 traces still without claims" in said
     assert "Every trace of s has its claims." in said
     assert "Next: Assign" in said
@@ -98,7 +98,7 @@ def test_with_a_key_the_sample_page_estimates_the_cost_then_extracts_with_the_ll
     assert fake_anthropic.message_requests() == []
     app.button(key="sample_make_claims").click().run()
     assert not app.exception, app.exception
-    assert "Made 1 claims for 1 traces (llm); 0 failed" in texts(app)
+    assert "Made 1 claim for 1 trace (llm); 0 failed" in texts(app)
     assert len(fake_anthropic.message_requests()) == 1
     made = with_store(drawn_store, lambda s: s.fetchall(
         "SELECT text, origin FROM claims WHERE trace_id = 't-2'"))  # fmt: skip
@@ -107,7 +107,7 @@ def test_with_a_key_the_sample_page_estimates_the_cost_then_extracts_with_the_ll
 
 def test_assign_refuses_while_sampled_traces_have_no_claims(drawn_store):
     app = run_app(LEAD, "pages/assign.py")
-    assert "1 sampled traces have no claims yet" in texts(app)
+    assert "1 sampled trace without claims yet" in texts(app)
     assert app.button(key="assign_run").disabled
     app.multiselect(key="assign_reviewers").select("alice").select("bob").run()
     app.checkbox(key="assign_anyway").check().run()

@@ -166,7 +166,7 @@ def test_an_unmapped_label_stops_calibration_and_names_the_command(fresh_store, 
     with pytest.raises(UnmappedJudgeLabelError) as caught:
         calibration(store, JUDGE, "demo")
     message = str(caught.value)
-    assert "'true' (1 verdicts)" in message
+    assert "'true' (1 verdict)" in message
     assert f"annotate judge-labels --judge {JUDGE} --set true=unsupported" in message
     store.close()
     out = tmp_path / "report"

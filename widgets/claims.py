@@ -17,7 +17,7 @@ from annotate.claims.extraction import (
     estimate_llm_cost,
 )
 from annotate.claims.versions import correct_claim, merge_claims, split_claim
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.store import Store
 from annotate.store.status import trace_detail
 
@@ -41,8 +41,8 @@ def make_claims(store: Store, user, sample: str) -> None:
         return
     st.warning(
         ui.fmt(
-            "{} traces of {} have no claims yet: reviewers have nothing to label on them.",
-            f"{todo:,}",
+            "{} of {} without claims yet: reviewers have nothing to label on them.",
+            counted(todo, "trace"),
             sample,
         )
     )
@@ -81,9 +81,9 @@ def _run(store: Store, user, sample: str, extractor: str) -> None:
         return
     bar.empty()
     message = (
-        f"Made {report.created:,} claims for {report.traces - report.already_had:,} traces "
-        f"({report.extractor}); {report.failed:,} failed; "
-        f"{report.without_claims:,} traces still without claims."
+        f"Made {counted(report.created, 'claim')} for "
+        f"{counted(report.traces - report.already_had, 'trace')} ({report.extractor}); "
+        f"{report.failed:,} failed; {counted(report.without_claims, 'trace')} still without claims."
     )
     st.session_state[MESSAGE_KEY] = message
     st.rerun()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.labelling.session import recent_verdicts, skipped_claims
 from annotate.rubrics.versions import get_rubric
 from annotate.store import Store
@@ -144,7 +144,9 @@ def revisit(store: Store, desk) -> None:
         return f"{said} · {row['trace_id']} #{row['claim_index'] + 1} · {row['claim'][:70]}"
 
     with box:
-        box.caption(ui.fmt("{} skipped, your last {} verdicts", len(skipped), len(recent)))
+        box.caption(
+            ui.fmt("{} skipped, your last {}", len(skipped), counted(len(recent), "verdict"))
+        )
         pick = st.selectbox("Claim", range(len(options)), format_func=name, key="label_reopen_pick")
         st.button(
             "Reopen",

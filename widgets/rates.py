@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.rates import charts
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import bundle_bytes
@@ -66,7 +66,9 @@ def score_summary(summary: Mapping[str, Any]) -> None:
 def _top_up(store: Store, sample: str, plan: dict, with_judge: bool, user: Any) -> None:
     try:
         found = top_up_from_plan(store, sample, plan, with_judge, user.name)
-        st.session_state["rates_top_up_message"] = f"added {found['added']} traces to the sample"
+        st.session_state["rates_top_up_message"] = (
+            f"added {counted(found['added'], 'trace')} to the sample"
+        )
     except AnnotateError as exc:
         st.session_state["rates_top_up_message"] = str(exc)
 

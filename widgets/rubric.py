@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.rubrics.loop import few_shot_candidates, mark_calibrated
 from annotate.rubrics.runner import plan_run, run_judge
 from annotate.rubrics.split import ensure_split
@@ -73,7 +73,9 @@ def run_controls(store: Store, rubric, samples: list[str], user) -> None:
             ui.show_error(exc)
             return
         st.success(
-            ui.fmt("{}: {} verdicts, {} failed", report.status, report.judged, report.failed)
+            ui.fmt(
+                "{}: {}, {} failed", report.status, counted(report.judged, "verdict"), report.failed
+            )
         )
         if report.failures:
             st.dataframe(pd.DataFrame(report.failures), hide_index=True, key="rubric_failures")

@@ -22,7 +22,7 @@ from annotate.agreement.reliability import (
     save_min_shared,
 )
 from annotate.cli.console import RESAMPLES, SEED, out_dir
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
 from annotate.rubrics.card import judge_calibration, rubric_judge
 from annotate.store.assignments import judge_names
@@ -168,7 +168,7 @@ def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         emit(result)
         return 0
     print(
-        f"{args.judge} ({args.level} level): {result['n']} units with gold; {result['confusion']}"
+        f"{args.judge} ({args.level} level): {counted(result['n'], 'unit')} with gold; {result['confusion']}"
     )
     for name in JUDGE_STATISTICS:
         print("  " + _line(name, result[name]))
@@ -236,7 +236,7 @@ def run_judge_labels(args: argparse.Namespace, writer: Any, emit: Any, say: Any)
     unmapped = [r for r in rows if r["outcome"] is None]
     if unmapped:
         say(
-            f"{len(unmapped)} labels have no mapping: calibration stops until each is mapped, "
+            f"{counted(len(unmapped), 'label')} without a mapping: calibration stops until each is mapped, "
             "e.g. annotate judge-labels --judge NAME --set LABEL=abstained"
         )
     return 0

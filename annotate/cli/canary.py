@@ -14,6 +14,7 @@ from annotate.canary.scoring import import_responses, score
 from annotate.canary.suite import make_suite, write_suite
 from annotate.cli.console import SEED, out_file
 from annotate.cli.imports import _finish_import
+from annotate.errors import counted
 from annotate.ingest import FORMATS
 
 
@@ -61,8 +62,8 @@ def run_make(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     if args.json:
         emit({**suite.as_json(), "out": args.out})
     say(
-        f"canary suite {args.name!r}: {written} items from sample {args.sample!r} "
-        f"({suite.skipped} traces had nothing to change), written to {args.out}"
+        f"canary suite {args.name!r}: {counted(written, 'item')} from sample {args.sample!r} "
+        f"({suite.skipped} with nothing to change), written to {args.out}"
     )
     return 0
 

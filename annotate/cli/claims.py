@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotate.claims.extraction import EXTRACTORS, MAX_CLAIMS, create_claims
+from annotate.errors import counted
 
 PRINTED_ERRORS = 20
 
@@ -49,8 +50,8 @@ def run_claims(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     if args.json:
         emit(report.as_json())
     say(
-        f"{args.sample}: {report.traces} traces; {report.created} claims created "
-        f"({report.extractor}); {report.already_had} traces already had claims; "
+        f"{args.sample}: {counted(report.traces, 'trace')}; {counted(report.created, 'claim')} "
+        f"created ({report.extractor}); {counted(report.already_had, 'trace')} already had claims; "
         f"{report.failed} failed; {report.without_claims} still without claims"
     )
     for error in report.errors[:PRINTED_ERRORS]:

@@ -21,7 +21,7 @@ from annotate.cli.console import (
     say,
     writer,
 )
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 from annotate.ingest import FORMATS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
@@ -139,7 +139,7 @@ def run_init(args: argparse.Namespace) -> int:
     with writer(args) as store:
         traces = store.scalar("SELECT count(*) FROM traces")
         if traces or args.no_sample:
-            say(f"{store.path}: ready ({traces} traces)")
+            say(f"{store.path}: ready ({counted(traces, 'trace')})")
             return EXIT_OK
         sample = Path(args.sample)
         if not sample.exists() and sample == SAMPLE_TRACES:

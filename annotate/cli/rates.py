@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.cli.console import RESAMPLES, SEED, out_file, share
+from annotate.errors import counted
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -254,7 +255,8 @@ def run_bundle(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     if args.json:
         emit(found)
     say(
-        f"wrote the bundle {args.out}: {found['files']} files, {found['rows']} rates (sha256 {found['sha256']})"
+        f"wrote the bundle {args.out}: {counted(found['files'], 'file')}, {counted(found['rows'], 'rate')} "
+        f"(sha256 {found['sha256']})"
     )
     return 0
 
@@ -306,7 +308,9 @@ def run_sample_show(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     if data:
         sys.stdout.write(data.decode())
         return 0
-    print(f"sample {name!r}: {len(units)} traces from a frame of {summary['frame_size']}")
+    print(
+        f"sample {name!r}: {counted(len(units), 'trace')} from a frame of {summary['frame_size']:,}"
+    )
     for s in summary["strata"]:
         stratum = " | ".join(map(str, s["stratum"]))
         print(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.cli.console import out_file
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
 from annotate.rubrics.loop import calibrated_marks, mark_calibrated
@@ -117,16 +117,16 @@ def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any
 def _print_report(report: Any) -> None:
     cost = report.estimate
     print(
-        f"{report.judge} on {report.sample} ({report.mode}): {report.claims} claims, "
+        f"{report.judge} on {report.sample} ({report.mode}): {counted(report.claims, 'claim')}, "
         f"{report.already_done} already judged, {report.few_shot_excluded} few-shot (never scored), "
-        f"{report.to_judge} to judge in {report.calls} calls"
+        f"{report.to_judge} to judge in {counted(report.calls, 'call')}"
     )
     print(f"  estimate: {cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens, "
           f"${cost.get('usd')} ({cost.get('note')})")  # fmt: skip
     if report.dry_run:
         print("  dry run: nothing was called")
         return
-    print(f"  {report.status}: {report.judged} verdicts, {report.failed} failed")
+    print(f"  {report.status}: {counted(report.judged, 'verdict')}, {report.failed} failed")
     for failure in report.failures:
         print(f"  failed {failure['trace_id']} claim {failure['claim_index']}: {failure['error']}")
     if report.failures:

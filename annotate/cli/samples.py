@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotate.cli.console import SEED
+from annotate.errors import counted
 from annotate.ingest.importer import parse_mapping
 from annotate.sampling.allocation import (
     ALLOCATIONS,
@@ -246,7 +247,7 @@ def describe_plan(plan: Plan, stored: bool) -> str:
             f"  {label:40} {stratum.population:>8} {stratum.sample:>6} {stratum.inclusion_probability:>8.4f}"
         )
     if stored and plan.trace_ids:
-        lines.append(f"  drew {len(plan.trace_ids)} traces")
+        lines.append(f"  drew {counted(len(plan.trace_ids), 'trace')}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
-from annotate.errors import InputError, UsageError
+from annotate.errors import InputError, UsageError, counted
 from annotate.ingest import detect_format, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.importer import (
@@ -236,7 +236,7 @@ def _no_such_claim(row: dict[str, Any], indexes: list[int]) -> str:
     if not indexes:
         return f"trace {trace!r} has no claims yet; create its claims first"
     if indexes == list(range(len(indexes))):
-        span = f"{len(indexes)} claims (indexes 0 to {len(indexes) - 1})"
+        span = f"{counted(len(indexes), 'claim')} (indexes 0 to {len(indexes) - 1})"
     else:  # a lead revised some: the current ones keep their own indexes
         span = f"current claims {', '.join(map(str, indexes))}"
     return f"trace {trace!r} has {span}, so claim {claim} does not exist"

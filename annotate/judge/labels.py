@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED
 from annotate.stats.judge import ABSTAINED
 from annotate.store import Store
@@ -46,7 +46,7 @@ class UnmappedJudgeLabelError(UsageError):
 
     def __init__(self, judge: str, unmapped: Mapping[str, int]) -> None:
         self.judge, self.unmapped = judge, dict(unmapped)
-        listed = ", ".join(f"{label!r} ({n} verdicts)" for label, n in unmapped.items())
+        listed = ", ".join(f"{label!r} ({counted(n, 'verdict')})" for label, n in unmapped.items())
         example = next(iter(unmapped))
         super().__init__(
             f"judge {judge!r} used labels with no mapping to supported / unsupported / "

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annotate.errors import counted
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
@@ -192,7 +193,7 @@ def _ppi_strata(
     frame: pd.DataFrame, pairs: pd.DataFrame, level: str
 ) -> tuple[list[est.StratumData], str | None]:
     if len(pairs) < MIN_PAIRS:
-        return [], f"{len(pairs)} units with gold and a judge verdict (< {MIN_PAIRS})"
+        return [], f"{counted(len(pairs), 'unit')} with gold and a judge verdict (< {MIN_PAIRS})"
     found = []
     for stratum, part in frame.groupby("stratum", sort=True):
         rest = part[~part["labelled"].to_numpy(bool)]
@@ -210,7 +211,8 @@ def _ppi_strata(
         if len(gold) < MIN_STRATUM_PAIRS:
             return (
                 [],
-                f"stratum {stratum} has {len(gold)} units with gold and a judge verdict (< {MIN_STRATUM_PAIRS})",
+                f"stratum {stratum} has {counted(len(gold), 'unit')} with gold and a judge verdict "
+                f"(< {MIN_STRATUM_PAIRS})",
             )
         judged = gold["judge"].to_numpy(float)
         found.append(
@@ -246,7 +248,8 @@ def rogan_gladen(
             None,
             len(in_slice),
             method,
-            f"judge not calibrated here: {len(in_slice)} units with gold and a verdict (< {MIN_PAIRS})",
+            f"judge not calibrated here: {counted(len(in_slice), 'unit')} with gold and a verdict "
+            f"(< {MIN_PAIRS})",
         )
     cells = _cells(design, in_slice)
     members = np.flatnonzero(cells.any(axis=1))

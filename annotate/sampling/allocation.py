@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 from annotate.store.samples import STRATUM_COLUMNS, Filters
 
 ALLOCATIONS = ("proportional", "equal", "neyman", "explicit")
@@ -242,7 +242,8 @@ def explicit_sizes(
     for key, size, population in zip(keys, result, populations, strict=True):
         if not 0 <= size <= population:
             raise SampleError(
-                f"stratum {_label(key)} has {population} traces; its size must be 0..{population}, got {size}"
+                f"stratum {_label(key)} has {counted(population, 'trace')}; its size must be "
+                f"0..{population}, got {size}"
             )
     return result
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.errors import counted
 from annotate.judge.labels import mapping_rows
 from annotate.sampling.allocation import (
     ALLOCATIONS,
@@ -210,7 +211,7 @@ def top_up(
         left = frame_size - sum(floors)
         if per_stratum is None and extra > left:
             raise SampleError(
-                f"{name!r} has {left} traces of its frame not yet drawn; a top-up of {extra} "
+                f"{name!r} has {counted(left, 'trace')} of its frame not yet drawn; a top-up of {extra} "
                 f"is more: ask for at most {left}"
             )
         allocation = "proportional" if spec.allocation == "explicit" else spec.allocation

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from annotate.errors import UsageError
+from annotate.errors import UsageError, counted
 
 Labels = Mapping[Hashable, Hashable]
 MIN_UNITS = 30  # the authors' code (min_instances_per_human=30) skips a reviewer with fewer
@@ -173,9 +173,12 @@ def _notes(
     single = sum(count == 1 and unit in judge for unit, count in labelled.items())
     notes = []
     if unjudged:
-        notes.append(f"{unjudged} units with reviewer labels have no judge label; skipped.")
+        notes.append(
+            f"{counted(unjudged, 'unit')} with reviewer labels but no judge label to compare "
+            "(not judged, an abstention, or outside the part scored): skipped."
+        )
     if single:
-        notes.append(f"{single} units labelled by only one reviewer; skipped.")
+        notes.append(f"{counted(single, 'unit')} labelled by only one reviewer: skipped.")
     for reviewer, mine in own.items():
         if not mine:
             notes.append(

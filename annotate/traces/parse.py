@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from annotate.errors import counted
 from annotate.traces import plain
 from annotate.traces.limits import (
     check_exact_number,
@@ -365,7 +366,7 @@ def _check_claim_references(claims: tuple[Claim, ...], judge: tuple[JudgeVerdict
         if verdict.claim is not None and claims and verdict.claim >= len(claims):
             raise _Invalid(
                 f"judge[{index}].claim",
-                f"refers to claim {verdict.claim} but the row has {len(claims)} claims (0-based)",
+                f"refers to claim {verdict.claim} but the row has {counted(len(claims), 'claim')} (0-based)",
             )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.agreement.reliability import pace
+from annotate.errors import counted
 from annotate.labelling.adjudication import disagreements
 from annotate.sampling.samples import list_samples
 from annotate.store import Store
@@ -59,7 +60,7 @@ def _before_sampling(traces: int) -> list[Step]:
         "Import",
         "import",
         traces > 0,
-        f"{traces:,} traces in the store"
+        f"{counted(traces, 'trace')} in the store"
         if traces
         else "The store is empty: import a trace file on the Import page first.",
     )
@@ -105,14 +106,20 @@ def _steps(
     to_assign = c["sampled"] - c["without_claims"]
     all_done = bool(reviewers) and all(r["done"] >= r["claims"] for r in reviewers)
     return [
-        Step("imported", "Import", "import", True, f"{c['traces']:,} traces in the store"),
-        Step("sampled", "Sample", "sample", True, f"Sample {sample}: {c['sampled']:,} traces"),
+        Step("imported", "Import", "import", True, f"{counted(c['traces'], 'trace')} in the store"),
+        Step(
+            "sampled",
+            "Sample",
+            "sample",
+            True,
+            f"Sample {sample}: {counted(c['sampled'], 'trace')}",
+        ),
         Step(
             "claims",
             "Claims",
             "sample",
             c["without_claims"] == 0,
-            f"{c['claims']:,} claims; every sampled trace has its claims"
+            f"{counted(c['claims'], 'claim')}; every sampled trace has its claims"
             if c["without_claims"] == 0
             else f"{c['without_claims']:,} of {c['sampled']:,} sampled traces have no claims yet: "
             "make them on the Sample page (Make claims).",
@@ -122,7 +129,7 @@ def _steps(
             "Assign",
             "assign",
             c["assigned"] > 0 and c["assigned"] >= to_assign,
-            f"{c['assigned']:,} of {c['sampled']:,} traces assigned to {len(reviewers)} reviewers"
+            f"{c['assigned']:,} of {c['sampled']:,} traces assigned to {counted(len(reviewers), 'reviewer')}"
             if c["assigned"]
             else "Assign the sample to reviewers on the Assign page.",
         ),
@@ -140,7 +147,7 @@ def _steps(
             "Adjudicate",
             "adjudicate",
             c["labelled"] > 0 and open_items == 0,
-            f"{open_items:,} claims where reviewers disagree wait for a final label"
+            f"{counted(open_items, 'claim')} where reviewers disagree: a final label each"
             if open_items
             else (
                 "No disagreement waits for a final label"
@@ -153,7 +160,7 @@ def _steps(
             "Agreement",
             "agreement",
             c["shared"] > 0,
-            f"{c['shared']:,} claims labelled by two or more reviewers"
+            f"{counted(c['shared'], 'claim')} labelled by two or more reviewers"
             if c["shared"]
             else "Agreement needs claims labelled by two reviewers: assign two reviewers per trace.",
         ),
@@ -171,7 +178,7 @@ def _steps(
             "Rates",
             "rates",
             c["labelled"] > 0,
-            f"Rates from {c['labelled']:,} labelled claims"
+            f"Rates from {counted(c['labelled'], 'labelled claim')}"
             if c["labelled"]
             else "Rates come from labelled claims: label first.",
         ),
@@ -181,4 +188,4 @@ def _steps(
 def _labelled_text(reviewers: list[dict[str, Any]]) -> str:
     done = sum(r["done"] for r in reviewers)
     total = sum(r["claims"] for r in reviewers)
-    return f"{done:,} of {total:,} assigned claims done by {len(reviewers)} reviewers"
+    return f"{done:,} of {total:,} assigned claims done by {counted(len(reviewers), 'reviewer')}"

@@ -184,7 +184,7 @@ def _sample_and_claims(lead: Browser) -> None:
     page.get_by_text("Drew 8 traces into pilot").wait_for()
     text = lead.check("05-drawn")
     assert page.get_by_role("button", name="Draw sample pilot").count() == 0
-    assert "8 traces of pilot have no claims yet" in text
+    assert "8 traces of pilot without claims yet" in text
     page.get_by_role("button", name="Make claims").click()
     page.get_by_text("Made 16 claims for 8 traces").wait_for()
     text = lead.check("06-claims")
@@ -277,7 +277,7 @@ def _adjudicate(lead: Browser) -> None:
     page.get_by_label("Reason (auditors read it)").fill("the context states the amount")
     page.get_by_role("button", name="Record final label").click()
     page.get_by_text("The original votes stay.").wait_for()
-    page.get_by_text("1 claims where reviewers disagree").wait_for()  # the list followed
+    page.get_by_text("1 claim where reviewers disagree").wait_for()  # the list followed
     lead.check("16-adjudicated")
 
 
