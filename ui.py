@@ -163,11 +163,25 @@ def _cookie_token() -> str | None:
     return token if isinstance(token, str) else None
 
 
+def _run_through_app() -> None:
+    """Until app.py has called st.navigation once in the process, Streamlit runs a URL's file
+    of pages/ alone (its first multipage mode): on a freshly started server a deep link such
+    as /label drew the page without app.py's sidebar (no page list, no "Signed in as", no Log
+    out). Leave that mode and run again: app.py then runs and routes the same URL."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    # AppTest opens a page by running its file alone on purpose, and has no browser request
+    if PagesManager.uses_pages_directory and st.context.headers:
+        PagesManager.uses_pages_directory = False  # what st.navigation itself sets
+        st.rerun()
+
+
 def require_role(*roles: str):
     """Every page's first line: the sign-in form for a visitor, a refusal for a wrong role.
 
     Runs even when Streamlit runs a file of pages/ directly (before app.py has called
     st.navigation once in this process), so no page depends on app.py for its guard."""
+    _run_through_app()
     user = current_user()
     if user is None:
         sign_in_page()

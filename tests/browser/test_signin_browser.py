@@ -117,6 +117,10 @@ def test_a_deep_link_and_a_reload_keep_the_reviewer_on_their_page(
     page.get_by_role("heading", name="Label", exact=True).wait_for()
     page.locator(".annotate-claim").wait_for()
     assert page.url.endswith("/label")
+    # the app's own sidebar, even on a server where nobody has opened "/" yet: Streamlit ran
+    # pages/label.py alone there, with no page list, no "Signed in as" and no Log out
+    page.get_by_text("Signed in as rev").wait_for()
+    page.get_by_role("button", name="Log out").wait_for()
     wait_for_session(page)
     page.reload()
     page.get_by_role("heading", name="Label", exact=True).wait_for()
