@@ -289,3 +289,18 @@ def test_a_command_that_only_reads_refuses_a_store_that_does_not_exist(cli, tmp_
     assert not typo.exists()
     assert cli("init", "--no-sample", "--db", str(typo), db=None).code == 0
     assert cli("status", "--db", str(typo), db=None).code == 0
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(cli, db_path):
+    """Catches `annotate activity | head` reported as a bug (exit 4, a traceback logged)."""
+    import subprocess
+    import sys
+
+    assert cli("init").code == 0  # the bundled sample: the activity list is ~45 KB
+    command = [sys.executable, "-m", "annotate.cli", "activity", "--db", str(db_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # the reader is gone before the first line is written
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 141, err  # 128 + SIGPIPE, as a shell reports it
+    assert err.decode() == ""
+    assert not (db_path.parent / "annotate-errors.log").exists()

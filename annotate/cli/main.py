@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,12 +29,17 @@ from annotate.crash_log import EXIT_UNEXPECTED, record_crash
 from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
 from annotate.store import resolve_db_path
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
+    except BrokenPipeError:  # the reader went away (`annotate rates | head`): no bug, no log
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except StoreLockedError as exc:
         say(f"error: {exc}")
         return EXIT_LOCKED
@@ -46,6 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line here, the traceback in the log file
         say("error: " + record_crash(exc, f"annotate {args.command}", _db_of(args)))
         return EXIT_UNEXPECTED
+
+
+def _drop_stdout() -> None:
+    """What is still buffered for stdout goes nowhere, so the flush at exit cannot fail again
+    (the recipe of Python's signal module documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _db_of(args: argparse.Namespace) -> Path | None:
