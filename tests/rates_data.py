@@ -18,7 +18,10 @@ JUDGE = "prod-judge"
 FEATURES = {"billing_qa": 300, "hr_policy": 100}  # traces per feature in the frame
 
 
-def write_traces(path: Path, judge_rates: Mapping[str, float], seed: int = 1) -> Path:
+def write_traces(
+    path: Path, judge_rates: Mapping[str, float], seed: int = 1, attributes: bool = False
+) -> Path:
+    """`attributes`: each trace also says which retriever served it (a slice across features)."""
     rng = random.Random(seed)
     lines = []
     for feature, count in FEATURES.items():
@@ -47,6 +50,9 @@ def write_traces(path: Path, judge_rates: Mapping[str, float], seed: int = 1) ->
                     ],
                 }
             )
+    if attributes:
+        for index, line in enumerate(lines):
+            line["attributes"] = {"retriever": "bm25" if index % 3 else "dense"}
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
@@ -84,11 +90,15 @@ def make_store(
     judge_rates: Mapping[str, float] | None = None,
     sample_n: int = 120,
     judge_agrees: float = 1.0,
+    attributes: bool = False,
 ) -> Path:
     path = tmp / "rates.duckdb"
     store = open_store(path)
     try:
-        import_traces(store, write_traces(tmp / "traces.jsonl", judge_rates or gold_rates))
+        traces = write_traces(
+            tmp / "traces.jsonl", judge_rates or gold_rates, attributes=attributes
+        )
+        import_traces(store, traces)
         # equal allocation: hr_policy (a quarter of the frame) gets half the sample
         draw_sample(
             store, SampleSpec(name="main", n=sample_n, by=("feature",), allocation="equal", seed=3)

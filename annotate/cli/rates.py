@@ -264,9 +264,14 @@ def run_bundle(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
 def run_verify(args: argparse.Namespace, emit: Any, say: Any) -> int:
     found = verify_bundle(args.zip)
     if args.json:
-        emit({"ok": found["ok"], "problems": found["problems"], "rows": found["rows"]})
+        emit(
+            {"ok": found["ok"], "problems": found["problems"], "notes": found["notes"],
+             "rows": found["rows"]}
+        )  # fmt: skip
     for problem in found["problems"]:
         say(f"problem: {problem}")
+    for note in found["notes"]:
+        say(f"note: {note}")
     say(
         "bundle verified: every hash matches and the rates recompute exactly"
         if found["ok"]

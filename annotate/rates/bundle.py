@@ -206,11 +206,59 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
     problems += [
         f"{n}: missing from the bundle and its manifest" for n in required if n not in listed
     ]
-    recomputed = _recompute(contents, problems) if not problems else None
-    return {"ok": not problems, "problems": problems, "manifest": manifest, "rows": recomputed}
+    if manifest.get("sample") != _sample_of(contents):
+        problems.append(
+            f"{MANIFEST}: names sample {manifest.get('sample')!r}, but rates.json was made "
+            f"from {_sample_of(contents)!r}"
+        )
+    notes: list[str] = []
+    recomputed = _recompute(contents, problems, notes, manifest) if not problems else None
+    return {
+        "ok": not problems, "problems": problems, "notes": notes, "manifest": manifest,
+        "rows": recomputed,
+    }  # fmt: skip
 
 
-def _recompute(contents: dict[str, bytes], problems: list[str]) -> int | None:
+def _sample_of(contents: dict[str, bytes]) -> Any:
+    try:
+        return json.loads(contents["rates.json"])["params"]["sample"]
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+# Explanations written for people: their wording may change between versions of annotate, the
+# figures and states they explain may not. A bundle whose figures recompute exactly but whose
+# wording differs passes, with a note.
+PROSE = frozenset({"reason", "note", "notes", "flags", "verdict"})
+
+
+def _facts(document: Any) -> Any:
+    if isinstance(document, dict):
+        return {k: _facts(v) for k, v in document.items() if k not in PROSE}
+    if isinstance(document, list):
+        return [_facts(v) for v in document]
+    return document
+
+
+def _compare(
+    name: str, stored: Any, again: Any, problems: list[str], notes: list[str], version: Any
+) -> bool:
+    """False when the figures differ (a problem); the same figures in other words, a note."""
+    if stored == again:
+        return True
+    if _facts(stored) == _facts(again):
+        notes.append(
+            f"{name}: the same figures; some explanations are worded differently by this "
+            f"version of annotate (the bundle was made by {version})"
+        )
+        return True
+    problems.append(f"{name}: differs from what the bundle's tables give (changed after export)")
+    return False
+
+
+def _recompute(
+    contents: dict[str, bytes], problems: list[str], notes: list[str], manifest: dict[str, Any]
+) -> int | None:
     stored = json.loads(contents["rates.json"])
     params = stored["params"]
     store = open_store(":memory:")
@@ -227,16 +275,26 @@ def _recompute(contents: dict[str, bytes], problems: list[str]) -> int | None:
         derived = _derived_files(store, params)
     finally:
         store.close()
-    problems += [
-        f"{name}: differs from what the bundle's tables give (changed after export)"
-        for name, data in derived.items()
-        if name in contents and contents[name] != data
-    ]
+    version = manifest.get("app_version")
+    for name, data in derived.items():
+        if name not in contents:
+            problems.append(f"{name}: missing from the bundle and its manifest")
+        elif contents[name] != data:
+            if name.endswith(".json"):
+                _compare(
+                    name, json.loads(contents[name]), json.loads(data), problems, notes, version
+                )
+            else:
+                problems.append(
+                    f"{name}: differs from what the bundle's tables give (changed after export)"
+                )
     again = json.loads(json.dumps(rows, default=str))
-    if again != stored["rows"]:
-        differ = sum(a != b for a, b in zip(again, stored["rows"], strict=False))
+    if _facts(again) != _facts(stored["rows"]):
+        differ = sum(_facts(a) != _facts(b) for a, b in zip(again, stored["rows"], strict=False))
         problems.append(
             f"rates.json: the recomputed rates differ from the exported ones in {differ} of "
             f"{len(stored['rows'])} rows (or in their number: {len(again)})"
         )
+    elif again != stored["rows"]:
+        _compare("rates.json", stored["rows"], again, problems, notes, version)
     return len(again)

@@ -242,6 +242,12 @@ def load_bundle_table(store: Store, table: str, data: pa.Table) -> None:
     store.execute(f"DELETE FROM {table}")
     if data.num_rows:
         store.insert_arrow(table, data.column_names, data)
+    if table == "traces":  # the attribute keys each import records: slices by an attribute
+        store.execute("DELETE FROM trace_attribute_names")
+        store.execute(
+            "INSERT INTO trace_attribute_names SELECT DISTINCT unnest(json_keys(attributes)) "
+            "FROM traces WHERE attributes IS NOT NULL"
+        )
 
 
 def otel_links(store: Store, sample: str) -> dict[str, tuple[Any, Any, Any, Any]]:
