@@ -7,7 +7,9 @@ AnnotateError and show it; anything else is a bug.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import re
 
 import streamlit as st
@@ -113,6 +115,14 @@ def md(value: object) -> str:
 def fmt(template: str, *values: object, **named: object) -> str:
     """`template` is ours (may hold Markdown); every value is data and is escaped by md()."""
     return template.format(*(md(v) for v in values), **{k: md(v) for k, v in named.items()})
+
+
+def fingerprint(*values: object) -> str:
+    """What prepared files are kept against: the numbers they hold and what chose them, so a
+    change of any (a level, a part, new labels) drops the files instead of offering them
+    for what is no longer on the page."""
+    text = json.dumps(values, default=str, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def lazy_expander(label: str, key: str):

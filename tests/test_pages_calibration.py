@@ -233,3 +233,28 @@ def _arrow_rows(buffer: bytes) -> list[dict]:
     import pyarrow as pa
 
     return pa.ipc.open_stream(buffer).read_all().to_pylist()
+
+
+def test_a_prepared_report_goes_when_the_part_scored_changes(db_path, tmp_path, monkeypatch):
+    """Catches report.json of the held-out part offered after the lead chose another: the
+    prepared files were kept against the judge, sample, level and slices, not the part."""
+    from rubric_data import prepare_rubric_store
+
+    from annotate.accounts.users import add_user
+    from annotate.rubrics.runner import run_judge
+
+    store = open_store(db_path)
+    prepare_rubric_store(store, tmp_path, count=60)
+    add_user(store, "lena", "lead", "correct horse battery")
+    judge = run_judge(store, "loop", 1, model="offline-baseline").judge
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(db_path))
+    app = run_app(LEAD, "pages/calibration.py")
+    app.selectbox(key="calibration_judge").select(judge).run()
+    app.selectbox(key="calibration_sample").select("loop").run()
+    assert app.radio(key="calibration_part").value == "held_out"
+    app.button(key="calibration_prepare").click().run()
+    assert len(app.get("download_button")) == 3
+    app.radio(key="calibration_part").set_value("tuning").run()
+    assert not app.exception, app.exception
+    assert len(app.get("download_button")) == 0

@@ -152,3 +152,16 @@ def test_the_judge_chosen_first_is_the_one_with_verdicts_on_the_sample(rates_sto
     table = app.dataframe[0].value
     raw = table[(table["estimator"] == "judge_raw") & (table["slice"] == "overall")]
     assert raw["rate"].notna().all() and len(raw) == 1
+
+
+def test_prepared_files_go_when_the_level_changes(rates_store):
+    """Catches rates.csv of the response level offered after the page moved to the claim
+    level: the files were kept against the row count, the same at both levels."""
+    app = run_app(AUDITOR, "pages/rates.py")
+    app.button(key="rates_prepare").click().run()
+    assert len(app.get("download_button")) == 5
+    app.selectbox(key="rates_level").select("claim").run()
+    assert not app.exception, app.exception
+    assert len(app.get("download_button")) == 0
+    app.button(key="rates_prepare").click().run()  # prepared again, for the claim level
+    assert len(app.get("download_button")) == 5

@@ -155,7 +155,7 @@ def downloads(
     user: Any,
 ) -> None:
     """Prepare the files once for these settings (recorded as exports), then offer them."""
-    settings = repr((inputs.sample, inputs.judge, list(by), threshold, len(rows)))
+    settings = ui.fingerprint(inputs.sample, inputs.judge, list(by), threshold, rows)
     if st.button("Prepare downloads (rates, OTel records, auditor bundle)", key="rates_prepare"):
         files = {f"rates.{fmt}": export_bytes(rows, fmt) for fmt in ("csv", "parquet", "json")}
         files["evaluations.jsonl"] = "".join(
