@@ -424,3 +424,22 @@ def test_score_summary_keys_defaults_and_edges():
     assert len(est.score_summary(scores, buckets=4)["buckets"]) == 4
     exact = est.score_summary([Decimal("0.25"), Decimal("0.75")])  # as a DECIMAL column reads
     assert exact["p50"] == 0.5 and exact["buckets"][0]["count"] == 1
+
+
+def test_windows_with_few_units_are_listed_but_not_tested_for_drift():
+    """Catches 0 of 2 against 6 of 11 raised as drift (z-test p = 0.010) where Fisher's exact
+    test gives p = 0.46: the Wilson interval of two units says nothing of a standard error."""
+    from annotate.rates.trend import DRIFT_MIN_N, drift
+    from annotate.stats.intervals import wilson_interval as wilson
+
+    def row(week: str, hits: int, n: int) -> dict:
+        low, high = wilson(hits, n)
+        return {"estimator": "judge_raw", "slice": {"week": week}, "n": n,
+                "rate": hits / n, "low": low, "high": high}  # fmt: skip
+
+    small = drift([row("2026-02-23", 0, 2), row("2026-03-02", 6, 11)], "week")
+    assert [(d["alert"], d["p"]) for d in small] == [(False, None)]
+    assert "not tested" in small[0]["reason"]
+    # the same shares over enough units in each window: tested, and a real change alerts
+    big = drift([row("2026-02-23", 0, 40), row("2026-03-02", 22, 40)], "week")
+    assert DRIFT_MIN_N <= 40 and big[0]["alert"] and big[0]["p"] < 0.001

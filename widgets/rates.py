@@ -35,8 +35,16 @@ def drift_alerts(found: Mapping[str, Any]) -> None:
                 f"{d['p']:.3f}",
             )  # fmt: skip
         )
-    if found["drift"] and not alerts:
+    tested = [d for d in found["drift"] if d["p"] is not None]
+    if tested and not alerts:
         st.caption("No drift between consecutive windows beyond chance.")
+    if len(tested) < len(found["drift"]):
+        st.caption(
+            ui.fmt(
+                "{} of consecutive windows not tested: too few units in a window.",
+                counted(len(found["drift"]) - len(tested), "pair"),
+            )
+        )
     st.caption(ui.fmt("Test: {}", found["test"]))
 
 

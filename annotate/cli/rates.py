@@ -215,9 +215,8 @@ def run_trend(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     print_rows(found["rows"])
     for d in found["drift"]:
         flag = "DRIFT" if d["alert"] else "no drift"
-        print(
-            f"{d['estimator']}: {d['from']} -> {d['to']}: {d['change']:+.1%} (z {d['z']:.2f}, p {d['p']:.3f}) {flag}"
-        )
+        test = f"z {d['z']:.2f}, p {d['p']:.3f}" if d["p"] is not None else d["reason"]
+        print(f"{d['estimator']}: {d['from']} -> {d['to']}: {d['change']:+.1%} ({test}) {flag}")
     print(f"test: {found['test']}")
     return 0
 
