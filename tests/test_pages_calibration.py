@@ -235,9 +235,9 @@ def _arrow_rows(buffer: bytes) -> list[dict]:
     return pa.ipc.open_stream(buffer).read_all().to_pylist()
 
 
-def test_a_prepared_report_goes_when_the_part_scored_changes(db_path, tmp_path, monkeypatch):
-    """Catches report.json of the held-out part offered after the lead chose another: the
-    prepared files were kept against the judge, sample, level and slices, not the part."""
+@pytest.fixture
+def rubric_judged(db_path, tmp_path, monkeypatch) -> str:
+    """A store whose sample `loop` our own (offline) judge has judged: its name."""
     from rubric_data import prepare_rubric_store
 
     from annotate.accounts.users import add_user
@@ -249,6 +249,35 @@ def test_a_prepared_report_goes_when_the_part_scored_changes(db_path, tmp_path, 
     judge = run_judge(store, "loop", 1, model="offline-baseline").judge
     store.close()
     monkeypatch.setenv("ANNOTATE_DB", str(db_path))
+    return judge
+
+
+def test_the_report_of_our_judge_says_which_part_it_was_scored_on(rubric_judged, db_path):
+    """Catches report.md and report.html that never said their numbers were the held-out
+    part (only report.json had `part`)."""
+    from annotate.report.document import build_report, render_report
+    from annotate.rubrics.card import judge_calibration
+
+    store = open_store(db_path)
+    try:
+        files = {}
+        for part in ("held_out", "tuning", None):
+            document = judge_calibration(store, rubric_judged, "loop", part, repetitions=50)
+            files[part] = render_report(build_report(store, document, repetitions=50))
+    finally:
+        store.close()
+    assert (
+        "with gold, scored on the held-out part of the sample's split"
+        in files["held_out"]["report.md"]
+    )
+    assert "scored on the tuning part" in files["tuning"]["report.html"]
+    assert "scored on" not in files[None]["report.md"]
+
+
+def test_a_prepared_report_goes_when_the_part_scored_changes(rubric_judged):
+    """Catches report.json of the held-out part offered after the lead chose another: the
+    prepared files were kept against the judge, sample, level and slices, not the part."""
+    judge = rubric_judged
     app = run_app(LEAD, "pages/calibration.py")
     app.selectbox(key="calibration_judge").select(judge).run()
     app.selectbox(key="calibration_sample").select("loop").run()

@@ -18,6 +18,7 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.agreement.calibration import JUDGE_STATISTICS
 from annotate.agreement.reliability import PAIR_STATS, agreement
 from annotate.agreement.reliability import STATISTICS as AGREEMENT_STATISTICS
+from annotate.errors import counted
 from annotate.report.render import (
     Block,
     Heading,
@@ -76,6 +77,17 @@ def _stat_rows(document: Mapping[str, Any], names: Sequence[str]) -> list[list[A
 STAT_HEADER = ["statistic", "value [95% interval]", "units", "interval / units used"]
 
 
+PARTS = {
+    "held_out": "the held-out part of the sample's split (claims the rubric was not tuned on)",
+    "tuning": "the tuning part of the sample's split (claims the rubric was tuned on)",
+}
+
+
+def _part_words(part: str | None) -> str:
+    """Our own judge is scored on one part of the split: the report says which."""
+    return f", scored on {PARTS[part]}" if part in PARTS else ""
+
+
 def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
     readiness = calibration["readiness"]
     tone = "good" if readiness["ready"] else "bad"
@@ -84,7 +96,8 @@ def _judge_blocks(calibration: Mapping[str, Any]) -> list[Block]:
         Heading(f"{calibration['judge']} against gold ({calibration['level']} level)"),
         Paragraph(f"Readiness: {readiness['verdict']}", tone),
         Paragraph(
-            f"{calibration['n']} units with gold; positive means unsupported. Each interval "
+            f"{counted(calibration['n'], 'unit')} with gold{_part_words(calibration.get('part'))}"
+            "; positive means unsupported. Each interval "
             "names its method. The judge abstained on "
             f"{calibration['coverage']['abstained']} of {calibration['coverage']['units']} "
             "units with gold; abstentions are in no rate."
