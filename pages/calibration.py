@@ -81,7 +81,7 @@ st.caption(
     )
 )
 
-left, right = st.columns([1, 2])
+left, right = st.columns([3, 4])  # the matrix (two 120 px cells and its axes) fits at 1400 px
 confusion = report["confusion"]
 ui.chart(
     charts.confusion_chart, confusion, where=left, width="content", key="calibration_confusion"

@@ -153,11 +153,17 @@ def test_a_lead_goes_from_a_file_to_rates_without_a_shell(
 
 
 def _confusion_cell_heights(page: Any) -> list[float]:
-    """The drawn height of each cell of the Calibration page's confusion matrix."""
+    """The drawn height of each cell of the Calibration page's confusion matrix; and no cell
+    lies under the statistics table beside it (the "supported" column was half hidden)."""
     chart = page.locator("[data-testid='stVegaLiteChart']").first
     cells = chart.locator("svg .mark-rect.role-mark path")
     cells.first.wait_for()
-    return cells.evaluate_all("els => els.map(e => e.getBoundingClientRect().height)")
+    boxes = cells.evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.right, r.height] })"
+    )
+    table = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+    assert max(right for right, _ in boxes) <= table["x"], (boxes, table)
+    return [height for _, height in boxes]
 
 
 def _import(lead: Browser) -> None:
