@@ -97,10 +97,14 @@ def fence(blocks: Sequence[tuple[str, str]], tags: Iterable[str] = ()) -> str:
     tag: any case, spaces, "_" or "-" inside, a slash or not, look-alike brackets. Its
     opening bracket becomes "&lt;", so each block has exactly one opening and one closing tag.
     """
-    pattern = _tag_pattern({tag for tag, _ in blocks} | set(tags))
-    return "\n\n".join(
-        f"<{tag}>\n{pattern.sub(_defuse, strip_controls(text))}\n</{tag}>" for tag, text in blocks
-    )
+    every = {tag for tag, _ in blocks} | set(tags)
+    return "\n\n".join(f"<{tag}>\n{defuse(text, every)}\n</{tag}>" for tag, text in blocks)
+
+
+def defuse(text: str, tags: Iterable[str]) -> str:
+    """`text` with no control characters and every spelling of `tags` defused, as inside a
+    fence: for text a prompt holds outside one (a rubric's own words)."""
+    return _tag_pattern(set(tags)).sub(_defuse, strip_controls(text))
 
 
 # C0 and C1 controls but tab and newline, and the bidi overrides that reorder what a reader sees

@@ -112,7 +112,7 @@ chosen = st.multiselect("Judges (rubric version : model)", judges, key="rubric_c
 sample = st.selectbox("On the held-out claims of", samples, key="rubric_compare_sample")
 if len(chosen) >= 2 and sample:
     try:
-        result = compare(store, chosen, sample, repetitions=500)
+        result = compare(store, chosen, sample)
     except AnnotateError as exc:
         ui.show_error(exc)
         st.stop()

@@ -215,3 +215,29 @@ def test_annotate_calibration_scores_our_judge_on_the_held_out_part(loop_db, cli
     ).json()
     assert (held["part"], every["part"]) == ("held_out", "all")
     assert every["n"] == 12 and held["n"] == 4  # 30% of each stratum, half up
+
+
+def test_rubric_propose_drafts_a_new_version_from_the_tuning_disagreements(
+    loop_db, cli, fake_anthropic, monkeypatch
+):
+    assert cli("judge", "--sample", "loop", "--baseline").code == 0
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    nothing = cli("rubric", "propose", "1", "--sample", "loop", "--model", "offline-baseline")
+    assert nothing.code == 2 and "no disagreement with gold" in nothing.err
+    store = open_store(loop_db)
+    store.execute("UPDATE judge_verdicts SET label = 'supported'")  # misses every wrong amount
+    store.close()
+    body = {"rationale": "amounts", "instructions": "Compare every amount.", "few_shot": []}
+    fake_anthropic.reply(200, message(json.dumps(body)))
+    done = cli(
+        "rubric", "propose", "1", "--sample", "loop", "--model", "offline-baseline", "--json",
+        "--as", "lena",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    draft = done.json()
+    assert (draft["version"], draft["parent"]) == (2, 1) and "a draft" in draft["note"]
+    [request] = fake_anthropic.message_requests()
+    assert request["model"] == "claude-haiku-4-5"  # the baseline is no model to ask
+    shown = cli("rubric", "show", "2", "--json").json()
+    assert shown["rubric"]["instructions"] == "Compare every amount." and not shown["current"]

@@ -11,7 +11,7 @@ import streamlit as st
 import ui
 from annotate.errors import AnnotateError, counted
 from annotate.rubrics.loop import few_shot_candidates, mark_calibrated
-from annotate.rubrics.runner import plan_run, run_judge
+from annotate.rubrics.runner import estimate_text, plan_run, run_judge
 from annotate.rubrics.split import ensure_split
 from annotate.rubrics.versions import (
     BASELINE_MODEL,
@@ -46,13 +46,12 @@ def run_controls(store: Store, rubric, samples: list[str], user) -> None:
     except AnnotateError as exc:
         ui.show_error(exc)
         return
-    cost = plan.estimate
     st.caption(
         ui.fmt(
             "{}: {} claims to judge in {} calls ({} already judged, {} few-shot never scored); "
-            "estimate {} input + {} output tokens, ${} ({})",
+            "estimate {}",
             plan.judge, plan.to_judge, plan.calls, plan.already_done, plan.few_shot_excluded,
-            cost.get("input_tokens"), cost.get("output_tokens"), cost.get("usd"), cost.get("note"),
+            estimate_text(plan.estimate),
         )
     )  # fmt: skip
     if st.button("Run the judge", key="rubric_run", disabled=not plan.to_judge):

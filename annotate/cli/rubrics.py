@@ -1,5 +1,5 @@
-"""The `annotate judge` and `annotate rubric list | show | export | import | current | calibrate`
-commands: parsing and printing; the work is in annotate.rubrics."""
+"""The `annotate judge` and `annotate rubric list | show | export | import | current | calibrate
+| propose` commands: parsing and printing; the work is in annotate.rubrics."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
 from annotate.rubrics.loop import calibrated_marks, mark_calibrated
 from annotate.rubrics.render import card_markdown
-from annotate.rubrics.runner import run_judge
+from annotate.rubrics.runner import estimate_text, nothing_to_judge, run_judge
 from annotate.rubrics.versions import (
     BASELINE_MODEL,
     current_version,
@@ -90,6 +90,15 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     mark.add_argument("--by", default="feature", help="slices (default: feature)")
     common(mark)
     mark.set_defaults(run=lambda args: run_calibrate(args, writer, emit))
+    propose = actions.add_parser(
+        "propose",
+        help="draft a new version from the judge's disagreements on the tuning part (one LLM call)",
+    )
+    propose.add_argument("version", type=int)
+    propose.add_argument("--sample", required=True)
+    propose.add_argument("--model", help="the model of the judged run (default: the version's)")
+    common(propose)
+    propose.set_defaults(run=lambda args: run_propose(args, writer, emit))
 
 
 def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
@@ -110,19 +119,22 @@ def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any
         emit(report.as_json())
     else:
         _print_report(report)
+    hint = nothing_to_judge(report, labelled_only=not args.all_claims)
+    if hint and args.json:  # stdout holds the document alone
+        say(hint)
+    elif hint:
+        print(f"  {hint}")
     missing = report.failed or (report.status == "submitted" and report.to_judge)
     return EXIT_FAILED_CALLS if missing and not report.dry_run else 0
 
 
 def _print_report(report: Any) -> None:
-    cost = report.estimate
     print(
         f"{report.judge} on {report.sample} ({report.mode}): {counted(report.claims, 'claim')}, "
         f"{report.already_done} already judged, {report.few_shot_excluded} few-shot (never scored), "
         f"{report.to_judge} to judge in {counted(report.calls, 'call')}"
     )
-    print(f"  estimate: {cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens, "
-          f"${cost.get('usd')} ({cost.get('note')})")  # fmt: skip
+    print(f"  estimate: {estimate_text(report.estimate)}")
     if report.dry_run:
         print("  dry run: nothing was called")
         return

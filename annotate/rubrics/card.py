@@ -20,12 +20,15 @@ from annotate.agreement.reliability import agreement
 from annotate.rubrics import prompt
 from annotate.rubrics.runner import few_shot_units
 from annotate.rubrics.split import HELD_OUT, PARTS, TUNING, ensure_split
-from annotate.rubrics.versions import Rubric, current_version, get_rubric
+from annotate.rubrics.versions import Rubric, RubricError, current_version, get_rubric
 from annotate.store import Store
 
 CARD_STATISTICS = ("sensitivity", "specificity", "cohen_kappa")
 _JUDGE = re.compile(r"^rubric-v(?P<version>\d+):(?P<model>.+)$")
 STALE = "stale: recalibrate"
+# Bootstrap resamples of cards and comparisons: the Calibration page's and the CLI's default,
+# so the same judge on the same claims gets the same intervals everywhere.
+REPETITIONS = 1000
 
 
 def rubric_judge(judge: str) -> tuple[int, str] | None:
@@ -67,7 +70,7 @@ def judge_calibration(
     part: str | None = HELD_OUT,
     by: Sequence[str] = (),
     seed: int = 0,
-    repetitions: int = 1000,
+    repetitions: int = REPETITIONS,
     thresholds: Mapping[str, float | None] | None = None,
     epsilon: float = EPSILON,
 ) -> dict[str, Any]:
@@ -106,7 +109,7 @@ def build_card(
     sample: str,
     by: Sequence[str] = ("feature",),
     seed: int = 0,
-    repetitions: int = 1000,
+    repetitions: int = REPETITIONS,
 ) -> dict[str, Any]:
     """The card of one of our judges on one sample: held-out numbers, tuning beside them."""
     found = rubric_judge(judge)
@@ -142,15 +145,26 @@ def build_card(
 
 
 def card_status(store: Store, card: Mapping[str, Any]) -> dict[str, Any]:
-    """Fresh, or stale (with what changed) against the current rubric version and its model."""
+    """Fresh, or stale (with what changed) against the same judge on the current version."""
     current = get_rubric(store, current_version(store))
-    now = fingerprint_parts(current)
     pinned = card["pinned_to"]
+    now = fingerprint_parts(current, judged_model(store, pinned, current))
     changed = [k for k in now if pinned.get(k) != now[k]]
     if not changed:
         return {"stale": False, "status": "fresh", "changed": []}
     what = ", ".join(f"{k} {pinned.get(k)} -> {now[k]}" for k in changed)
     return {"stale": True, "status": f"{STALE} ({what})", "changed": changed}
+
+
+def judged_model(store: Store, pinned: Mapping[str, Any], current: Rubric) -> str:
+    """The model the card's judge uses now: the run's own (`--model`) when the card was made
+    for a model other than its version's default, else the current version's model."""
+    try:
+        default = get_rubric(store, int(pinned["rubric_version"])).model
+    except (KeyError, TypeError, ValueError, RubricError):
+        return current.model
+    chosen = pinned.get("model")
+    return str(chosen) if chosen and chosen != default else current.model
 
 
 def ready_slices(card: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from annotate.errors import UsageError
 from annotate.labelling.evidence import judge_labels, load_evidence
 from annotate.rubrics.card import (
     CARD_STATISTICS,
+    REPETITIONS,
     build_card,
     judge_calibration,
     rubric_judge,
@@ -37,7 +38,11 @@ def _outcomes(store: Store, judge: str, sample: str) -> dict[tuple[str, int], st
 
 
 def compare(
-    store: Store, judges: Sequence[str], sample: str, part: str = HELD_OUT, repetitions: int = 1000
+    store: Store,
+    judges: Sequence[str],
+    sample: str,
+    part: str = HELD_OUT,
+    repetitions: int = REPETITIONS,
 ) -> dict[str, Any]:
     """Each judge's statistics on the claims every one of them judged, and the flips."""
     gold = {u: g.binary for u, g in claim_gold(load_evidence(store, sample)).items()}
@@ -108,7 +113,7 @@ def few_shot_candidates(
 
 def mark_calibrated(
     store: Store, judge: str, sample: str, by: Sequence[str] = ("feature",),
-    actor: Actor | str | None = None, repetitions: int = 1000,
+    actor: Actor | str | None = None, repetitions: int = REPETITIONS,
 ) -> dict[str, Any]:  # fmt: skip
     """Mark the judge's rubric version calibrated for the slices meeting readiness (held-out)."""
     found = rubric_judge(judge)

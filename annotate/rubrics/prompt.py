@@ -1,6 +1,7 @@
 """The judge's prompt: the rubric as a cached system prompt, each trace's request, context
 and response as a cached fenced prefix, the claims fenced after it, and the JSON schema of
-the answer. Untrusted text only ever appears inside fences (llm.fence).
+the answer. Untrusted text only ever appears inside fences (llm.fence); the rubric's own text
+(it may be LLM-proposed) and the few-shot answers cannot open or close a fence either.
 """
 
 from __future__ import annotations
@@ -56,12 +57,25 @@ def template_hash() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def defused(text: str) -> str:
+    """Rubric text in the system prompt, readable but unable to open or close a fence: every
+    look-alike of the prompt's tags is defused as llm.fence does inside its blocks."""
+    return llm.defuse(text, TAGS)
+
+
+def answer_json(answer: Mapping[str, Any]) -> str:
+    """A worked example's answer as JSON with "<", ">" and "&" escaped (\\u003c ...): the same
+    JSON value, and no reason written by a reviewer can form a tag."""
+    text = json.dumps(answer)  # ensure_ascii: look-alike brackets are escaped already
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
 def system_prompt(rubric: Rubric) -> str:
     labels = "\n".join(f"- {item['label']}: {item['definition']}" for item in rubric.labels)
     return TEMPLATE.format(
-        instructions=rubric.instructions.strip(),
-        labels=labels if rubric.granularity != "question" else "- yes\n- no\n- unknown",
-        error_types=", ".join(rubric.error_types),
+        instructions=defused(rubric.instructions.strip()),
+        labels=defused(labels) if rubric.granularity != "question" else "- yes\n- no\n- unknown",
+        error_types=defused(", ".join(rubric.error_types)),
         task=TASKS[rubric.granularity],
         examples=_examples(rubric),
     )
@@ -85,7 +99,7 @@ def _examples(rubric: Rubric) -> str:
         }
         if example.get("why"):
             answer["reasoning"] = example["why"]
-        shown.append(f"<example>\n{body}\nAnswer: {json.dumps(answer)}\n</example>")
+        shown.append(f"<example>\n{body}\nAnswer: {answer_json(answer)}\n</example>")
     return "\nWorked examples (judged by people):\n" + "\n".join(shown)
 
 

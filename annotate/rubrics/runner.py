@@ -6,7 +6,7 @@ cancellable. (rubric version, model, claim) is judged once; a rerun retries only
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -144,6 +144,29 @@ def estimate(
     }
 
 
+def nothing_to_judge(report: RunReport, labelled_only: bool = True) -> str | None:
+    """Why a run found no claim and what to do; None when the sample has claims to judge."""
+    if report.claims:
+        return None
+    if labelled_only:
+        return (
+            f"nothing to judge: sample {report.sample!r} has no labelled claim yet; label some "
+            "(the Label page or `annotate import-labels`), or judge every claim with --all-claims"
+        )
+    return (
+        f"nothing to judge: sample {report.sample!r} has no claims; "
+        f"make them with `annotate claims --sample {report.sample}`"
+    )
+
+
+def estimate_text(cost: Mapping[str, Any]) -> str:
+    """An estimate for people (the CLI and the Rubric page): tokens, then dollars or why not."""
+    tokens = f"{cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens"
+    if cost.get("usd") is None:
+        return f"{tokens}, cost unknown ({cost.get('note')})"
+    return f"{tokens}, ${cost['usd']} ({cost.get('note')})"
+
+
 def _content(material: dict[str, Any], job: Job, rubric: Rubric) -> list[dict[str, Any]]:
     return prompt.claim_content(material[job.trace_id], job.claims, rubric.granularity)
 
@@ -195,7 +218,8 @@ def run_judge(
     plan = plan_run(store, sample, version, model, labelled_only, batch)
     report = plan.report
     report.dry_run = dry_run
-    if dry_run:
+    if dry_run or not report.claims:  # no claims: no key needed, no empty run recorded
+        report.status = "planned" if dry_run else "done"
         return report
     if plan.model != BASELINE_MODEL and client is None:
         client = llm.make_client("the LLM judge", NO_KEY_FIX)

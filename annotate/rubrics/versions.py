@@ -23,6 +23,8 @@ from annotate.store import rubrics as sql
 GRANULARITIES = ("claim", "response", "question")
 BASELINE_MODEL = "offline-baseline"
 SPEC_KEYS = ("error_types", "instructions", "few_shot", "model", "settings", "granularity")
+# settings a run reads -> the whole numbers it can use (the Messages API's output ceiling)
+WHOLE_SETTINGS = {"max_tokens": (1, 64_000)}
 
 
 class RubricError(UsageError):
@@ -128,6 +130,12 @@ def check_content(content: Mapping[str, Any], base: Rubric | None) -> None:
         )
     if not isinstance(content.get("instructions"), str):
         raise RubricError("instructions must be text")
+    if not content["instructions"].strip():
+        raise RubricError(
+            "instructions are empty: write what the judge should check, e.g. "
+            "'Mark a claim unsupported when no context sentence states it.'"
+        )
+    check_settings(content.get("settings"))
     labels = content.get("labels")
     if not isinstance(labels, list) or not labels:
         raise RubricError("a rubric needs its labels: [{label, definition, binary}, ...]")
@@ -149,6 +157,23 @@ def check_content(content: Mapping[str, Any], base: Rubric | None) -> None:
             or "claim_index" not in example
         ):
             raise RubricError("each few-shot example needs trace_id and claim_index")
+
+
+def check_settings(settings: Any) -> None:
+    """Only settings a run can use: a mapping whose numbers are in range (None: no settings)."""
+    if settings is None:
+        return
+    if not isinstance(settings, Mapping):
+        raise RubricError(
+            f"settings must be a mapping such as {{max_tokens: 1024}}, got {settings!r}"
+        )
+    for name, (low, high) in WHOLE_SETTINGS.items():
+        value = settings.get(name, low)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise RubricError(
+                f"settings.{name} must be a whole number from {low} to {high:,}, got {value!r}; "
+                f"e.g. {name}: 1024"
+            )
 
 
 def save_version(
