@@ -309,3 +309,25 @@ def test_injected_text_in_a_context_and_a_response_stays_fenced_in_the_request_s
             "<response>", 0, start
         ) > text.rfind("</response>", 0, start)
     assert len(fake_anthropic.requests_about("ignore previous instructions")) == 2
+
+
+def test_calls_in_flight_when_a_run_is_interrupted_are_kept(loop_store, fake_anthropic):
+    """Catches Cancel on the Rubric page losing answered calls: the page's rerun interrupts
+    the run's loop, the pool still waits for the calls in flight, and their answers (and
+    their cost) were in no record."""
+    fake_anthropic.responder = answer
+
+    def interrupt(done, total):
+        if done >= 2:
+            raise KeyboardInterrupt  # what a Streamlit rerun does to the script's thread
+
+    with pytest.raises(KeyboardInterrupt):
+        run_judge(
+            loop_store, "loop", client=fake_anthropic.client(), retry=FAST, concurrency=4,
+            progress=interrupt,
+        )  # fmt: skip
+    asked = len(fake_anthropic.message_requests())
+    [run] = run_sql.runs(loop_store)
+    calls = loop_store.scalar("SELECT count(*) FROM llm_calls WHERE purpose = 'judge'")
+    assert asked > 2  # calls were in flight when the loop stopped
+    assert calls == asked and len(run_sql.judged_claims(loop_store, run["judge"])) == asked

@@ -331,15 +331,29 @@ def _run_calls(
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            with store.transaction():  # every answer that arrived meanwhile: one commit
-                for future in done:
-                    job = running.pop(future)
-                    store_outcome(store, plan, job, _saved(store, plan, job, future.result()))
-                    finished += 1
+            _store_answers(store, plan, running, done)
+            finished += len(done)
             if progress:
                 progress(finished, len(plan.jobs))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        # Left early (a rerun of the page interrupts its script): the calls in flight were
+        # answered and paid for while the pool shut down; keep them as a finished loop would.
+        _store_answers(store, plan, running, [f for f in running if _answered(f)])
+
+
+def _answered(future: Future[Any]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def _store_answers(store: Store, plan: Plan, running: dict[Future[Any], Job], done: Any) -> None:
+    """The answers of `done`, with their calls, in one commit; then off the running list."""
+    with store.transaction():
+        for future in done:
+            job = running[future]
+            store_outcome(store, plan, job, _saved(store, plan, job, future.result()))
+    for future in done:
+        del running[future]
 
 
 def _call(plan: Plan, client: Any, job: Job, retry: llm.Retry | None) -> llm.Answer:
