@@ -206,10 +206,11 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
     problems += [
         f"{n}: missing from the bundle and its manifest" for n in required if n not in listed
     ]
-    if manifest.get("sample") != _sample_of(contents):
+    made_from = _sample_of(contents)
+    if manifest.get("sample") != made_from:
         problems.append(
             f"{MANIFEST}: names sample {manifest.get('sample')!r}, but rates.json was made "
-            f"from {_sample_of(contents)!r}"
+            f"from {made_from!r}"
         )
     notes: list[str] = []
     recomputed = _recompute(contents, problems, notes, manifest) if not problems else None
@@ -240,20 +241,22 @@ def _facts(document: Any) -> Any:
     return document
 
 
+CHANGED = "differs from what the bundle's tables give (changed after export)"
+
+
 def _compare(
     name: str, stored: Any, again: Any, problems: list[str], notes: list[str], version: Any
-) -> bool:
-    """False when the figures differ (a problem); the same figures in other words, a note."""
+) -> None:
+    """Figures that differ are a problem; the same figures in other words, a note."""
     if stored == again:
-        return True
+        return
     if _facts(stored) == _facts(again):
         notes.append(
             f"{name}: the same figures; some explanations are worded differently by this "
             f"version of annotate (the bundle was made by {version})"
         )
-        return True
-    problems.append(f"{name}: differs from what the bundle's tables give (changed after export)")
-    return False
+    else:
+        problems.append(f"{name}: {CHANGED}")
 
 
 def _recompute(
@@ -285,9 +288,7 @@ def _recompute(
                     name, json.loads(contents[name]), json.loads(data), problems, notes, version
                 )
             else:
-                problems.append(
-                    f"{name}: differs from what the bundle's tables give (changed after export)"
-                )
+                problems.append(f"{name}: {CHANGED}")
     again = json.loads(json.dumps(rows, default=str))
     if _facts(again) != _facts(stored["rows"]):
         differ = sum(_facts(a) != _facts(b) for a, b in zip(again, stored["rows"], strict=False))
