@@ -331,3 +331,31 @@ def test_calls_in_flight_when_a_run_is_interrupted_are_kept(loop_store, fake_ant
     calls = loop_store.scalar("SELECT count(*) FROM llm_calls WHERE purpose = 'judge'")
     assert asked > 2  # calls were in flight when the loop stopped
     assert calls == asked and len(run_sql.judged_claims(loop_store, run["judge"])) == asked
+
+
+def test_the_rubric_page_says_a_cancelled_run_and_what_it_kept(
+    loop_store, fake_anthropic, db_path, monkeypatch
+):
+    """Catches Cancel on the Rubric page leaving no word: the rerun showed the plan as if no
+    run had happened, not that it was cancelled with some verdicts kept."""
+    from conftest import plain, run_app
+
+    from annotate.accounts.users import User, add_user
+
+    fake_anthropic.responder = answer
+    cancel = threading.Event()
+
+    def stop_after_three(done, total):
+        if done >= 3:
+            cancel.set()
+
+    run_judge(
+        loop_store, "loop", client=fake_anthropic.client(), retry=FAST, concurrency=1,
+        cancel=cancel, progress=stop_after_three,
+    )  # fmt: skip
+    add_user(loop_store, "lena", "lead", "correct horse battery")
+    loop_store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(db_path))
+    app = run_app(User("lena", "lead"), "pages/rubric.py")
+    said = [plain(c.value) for c in app.caption if "The last run" in c.value]
+    assert len(said) == 1 and "ended cancelled with 3 verdicts, 0 failed" in said[0], said

@@ -159,6 +159,15 @@ def nothing_to_judge(report: RunReport, labelled_only: bool = True) -> str | Non
     )
 
 
+def unfinished_run(store: Store, judge: str, sample: str) -> dict[str, Any] | None:
+    """The last run of `judge` on `sample` when it stopped before the end (cancelled, failed
+    calls, or a process that died while running): what a rerun would resume."""
+    found = [r for r in sql.runs(store, judge) if r["sample"] == sample]
+    return (
+        found[-1] if found and found[-1]["status"] in ("cancelled", "failed", "running") else None
+    )
+
+
 def estimate_text(cost: Mapping[str, Any]) -> str:
     """An estimate for people (the CLI and the Rubric page): tokens, then dollars or why not."""
     tokens = f"{cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens"
