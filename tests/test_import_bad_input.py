@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -217,3 +218,22 @@ def test_a_killed_import_leaves_nothing_half_written(tmp_path):
     finally:
         store.close()
     assert counts == [0, 0, 0, 0, 0]
+
+
+def test_a_claim_level_verdict_on_a_row_without_claims_is_rejected(fresh_store, tmp_path):
+    """Catches a claim-level verdict kept on a row with no claims: it was later paired, by
+    index, with claims the app extracted and the judge never saw."""
+    rows = [
+        {"trace_id": "j-1", "response": "The sky is green. Water is wet.", "context": ["x"],
+         "judge": [{"judge": "prod", "level": "claim", "claim": 0, "label": "supported"}]},
+        {"trace_id": "j-2", "response": "Fine.", "context": ["x"],
+         "judge": [{"judge": "prod", "level": "response", "label": "supported"}]},
+    ]  # fmt: skip
+    path = tmp_path / "claimless.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = import_traces(fresh_store, path)
+    assert messages(report) == [
+        'line 1: "judge[0].claim" refers to claim 0 but the row has no claims; add the claims '
+        "the judge scored (claims: [...]), or drop `claim` to make it response-level"
+    ]
+    assert stored_ids(fresh_store) == ["j-2"]

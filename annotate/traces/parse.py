@@ -363,7 +363,13 @@ def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:
 
 def _check_claim_references(claims: tuple[Claim, ...], judge: tuple[JudgeVerdict, ...]) -> None:
     for index, verdict in enumerate(judge):
-        if verdict.claim is not None and claims and verdict.claim >= len(claims):
+        if verdict.claim is not None and not claims:  # paired later with claims it never saw
+            raise _Invalid(
+                f"judge[{index}].claim",
+                f"refers to claim {verdict.claim} but the row has no claims; add the claims "
+                "the judge scored (claims: [...]), or drop `claim` to make it response-level",
+            )
+        if verdict.claim is not None and verdict.claim >= len(claims):
             raise _Invalid(
                 f"judge[{index}].claim",
                 f"refers to claim {verdict.claim} but the row has {counted(len(claims), 'claim')} (0-based)",
