@@ -151,3 +151,32 @@ def test_a_suite_with_no_replay_yet_scores_as_empty(cli, tmp_path):
     scored = cli("canary", "score", "new", "--json")
     assert scored.code == 0, scored.err
     assert scored.json()["rows"] == []
+
+
+def test_a_production_sample_can_never_be_a_suites_queue(cli, db_path, tmp_path):
+    """Catches a production sample named 'canary:trap' receiving the replays of suite
+    'trap' (its strata replaced by one 'canary' stratum), and a suite name ending in a
+    newline taken by the name rule."""
+    from annotate.store import open_store
+    from annotate.store import samples as sample_sql
+
+    traces = tmp_path / "traces.jsonl"
+    lines = (ROOT / "data" / "sample_traces.jsonl").read_text().splitlines(keepends=True)
+    traces.write_text("".join(lines[:100]))
+    assert cli("import", str(traces)).code == 0
+    refused = cli("sample", "--name", "canary:trap", "--n", "10")
+    assert refused.code == 2 and "kept for canary suites' queues" in refused.err
+    assert cli("sample", "--name", "m", "--n", "10", "--seed", "2").code == 0
+    store = open_store(db_path)  # a sample of that name from before the rule
+    try:
+        store.execute("UPDATE samples SET name = 'canary:old' WHERE name = 'm'")
+        assert sample_sql.sample_row(store, "canary:old") is not None
+    finally:
+        store.close()
+    assert cli("sample", "--name", "m2", "--n", "10", "--seed", "2").code == 0
+    taken = cli("canary", "make", "--sample", "m2", "--name", "old", "--out", str(tmp_path / "o"))
+    assert taken.code == 2 and "a sample named 'canary:old' exists" in taken.err
+    newline = cli(
+        "canary", "make", "--sample", "m2", "--name", "nl\n", "--out", str(tmp_path / "x")
+    )
+    assert newline.code == 2 and "a suite name is 1-64" in newline.err

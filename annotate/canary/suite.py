@@ -22,6 +22,7 @@ from annotate.errors import UsageError
 from annotate.sampling.samples import sample_trace_ids
 from annotate.store import Store
 from annotate.store import canary as sql
+from annotate.store import samples as sample_sql
 
 MAX_QUESTIONS = 3
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -172,10 +173,15 @@ def make_suite(
 
 
 def _check_name(store: Store, name: str) -> None:
-    if not _NAME.match(name or ""):
+    if not _NAME.fullmatch(name or ""):
         raise UsageError(f"--name {name!r}: a suite name is 1-64 letters, digits, '.', '_' or '-'")
     if sql.suite_row(store, name) is not None:
         raise UsageError(f"a canary suite named {name!r} exists already; choose another --name")
+    if sample_sql.sample_row(store, f"canary:{name}") is not None:  # made before the rule
+        raise UsageError(
+            f"a sample named 'canary:{name}' exists, and the suite's queue would join it; "
+            "choose another --name"
+        )
 
 
 def suite(store: Store, name: str) -> dict[str, Any]:

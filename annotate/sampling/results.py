@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor
 from annotate.sampling.allocation import SampleError, SampleSpec
-from annotate.sampling.samples import Plan
+from annotate.sampling.samples import Plan, check_name_free
 from annotate.sampling.sources import (
     WAREHOUSE_JUDGE,
     Source,
@@ -21,7 +21,6 @@ from annotate.sampling.sources import (
     _record_draw,
 )
 from annotate.store import Store
-from annotate.store import samples as sample_sql
 from annotate.store.frame_verdicts import Signature
 from annotate.store.samples import stratum_key_text
 
@@ -77,8 +76,7 @@ def draw_from_results(
     who = as_actor(created_by)
     source = Source(rows_path, "parquet", {}, counts_path)
     with store.transaction():
-        if sample_sql.sample_row(store, spec.name) is not None:
-            raise SampleError(f"a sample named {spec.name!r} exists; pick another --name")
+        check_name_free(store, spec.name)
         counts, label_counts = read_counts(counts_path, spec.by)
         frame_size = sum(population for _, population, _ in counts)
         if frame_size == 0:

@@ -60,7 +60,7 @@ class Plan:
 
 def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> Plan:
     """The per-stratum N_h, n_h and inclusion probability, before anything is stored."""
-    _check_name_free(store, spec.name)
+    check_name_free(store, spec.name)
     inputs = sql.plan_inputs(store)
     snapshot = sql.max_import_id(store) if snapshot is None else snapshot
     counts, frame_size, excluded = frame_strata(store, spec, snapshot)
@@ -72,7 +72,17 @@ def plan_sample(store: Store, spec: SampleSpec, snapshot: int | None = None) -> 
     return Plan(spec, frame_size, excluded, strata, snapshot, inputs=inputs)
 
 
-def _check_name_free(store: Store, name: str) -> None:
+CANARY_PREFIX = "canary:"  # a canary suite's queue of replays (annotate.canary.suite)
+
+
+def check_name_free(store: Store, name: str) -> None:
+    """A new sample's name: not taken, and not a canary suite's queue, whose replays would
+    be added to it."""
+    if name.startswith(CANARY_PREFIX):
+        raise SampleError(
+            f"sample names starting with {CANARY_PREFIX!r} are kept for canary suites' queues; "
+            "pick another --name"
+        )
     if sql.sample_row(store, name) is not None:
         raise SampleError(
             f"a sample named {name!r} exists; pick another --name, or --top-up that sample"
@@ -159,7 +169,7 @@ def draw_sample(
     lead saw) is drawn as it is when nothing it read has changed since; else it is redone."""
     who = as_actor(created_by)
     with store.transaction():
-        _check_name_free(store, spec.name)
+        check_name_free(store, spec.name)
         if plan is None or plan.spec != spec or plan.inputs != sql.plan_inputs(store):
             plan = plan_sample(store, spec)
         sql.insert_sample(store, _sample_record(plan, who.name))

@@ -29,6 +29,7 @@ from annotate.sampling.samples import (
     _sample_record,
     _sizes,
     _store_draw,
+    check_name_free,
     judge_outcomes,
 )
 from annotate.store import Store
@@ -253,10 +254,8 @@ def draw_from_source(
     if not spec.by:
         raise SampleError("stratify by at least one column (--by), e.g. feature")
     with store.transaction():
-        if not plan_only and sample_sql.sample_row(store, spec.name) is not None:
-            raise SampleError(
-                f"a sample named {spec.name!r} exists; pick another --name, or --top-up that sample"
-            )
+        if not plan_only:
+            check_name_free(store, spec.name)
         frame = SourceFrame(store, source, spec)
         counts, frame_size, excluded = frame.strata(judge_outcomes(store))
         strata = _plan_strata(spec, counts)
