@@ -136,3 +136,20 @@ def test_every_acknowledged_verdict_survives_a_sigkill(db_path, tmp_path):
         store.close()
     assert set(acknowledged) <= stored
     assert len(stored) >= 15
+
+
+def test_a_password_piped_with_a_windows_line_ending_keeps_no_carriage_return(
+    cli, monkeypatch, db_path
+):
+    """Catches `printf 'pass\\r\\n' | annotate user add` storing 'pass\\r', a password no
+    browser can type."""
+    from annotate.accounts.users import authenticate
+    from annotate.store import open_store
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a long passphrase\r\n"))
+    assert cli("user", "add", "win", "--role", "lead").code == 0
+    store = open_store(db_path)
+    try:
+        assert authenticate(store, "win", "a long passphrase").name == "win"
+    finally:
+        store.close()

@@ -150,3 +150,36 @@ def test_the_cli_records_as_name_or_else_the_os_user(ready, cli, tmp_path):
     only = cli("activity", "--json", "--user", "lena", "--kind", "import").json()["activity"]
     assert [r["detail"]["imported"] for r in only] == [1]
     assert cli("activity").out.count("\n") == len(rows)
+
+
+def test_an_unknown_name_costs_the_same_password_hash_as_a_known_one(ready, monkeypatch):
+    """Catches the sign-in answering an unknown name without running scrypt (2 ms against
+    30 ms): the time of the answer said whether the account existed."""
+    from annotate.accounts import users
+
+    users._decoy_hash()  # made once per process, before the count
+    calls: list[int] = []
+    real = users.hashlib.scrypt
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(users.hashlib, "scrypt", counting)
+    for name in ("lena", "nobody"):
+        calls.clear()
+        with pytest.raises(AuthError, match="wrong user name or password"):
+            authenticate(ready, name, "not the password")
+        assert len(calls) == 1, name
+
+
+def test_the_last_active_lead_cannot_be_deactivated(ready):
+    """Catches a store left with no lead: nobody could add, assign or reactivate accounts,
+    and the sign-in page does not offer a first lead while accounts exist."""
+    with pytest.raises(AuthError, match="'lena' is the last active lead"):
+        set_active(ready, "lena", False)
+    assert authenticate(ready, "lena", PASSWORD).role == "lead"
+    add_user(ready, "leo", "lead", PASSWORD)
+    set_active(ready, "lena", False)  # another lead remains
+    with pytest.raises(AuthError, match="'leo' is the last active lead"):
+        set_active(ready, "leo", False)

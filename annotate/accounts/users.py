@@ -9,6 +9,7 @@ password change or Log out revoke it. No default password exists.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import secrets
@@ -129,13 +130,21 @@ def authenticate(store: Store, name: str, password: str, now: datetime | None = 
             f"too many wrong passwords for {name!r}: wait {_say_duration(wait)} before the next try"
         )
     row = sql.user_row(store, name)
-    if row is None or not check_password(password, row["password_hash"]):
+    # an unknown name (or one that cannot sign in) costs the same scrypt as a wrong password:
+    # the time of the answer must not say whether the account exists
+    stored = (row or {}).get("password_hash") or _decoy_hash()
+    if not check_password(password, stored) or row is None or not row["password_hash"]:
         with store.transaction():
             sql.insert_login_failure(store, name, now)
         raise AuthError("wrong user name or password")
     if not row["active"]:
         raise AuthError(f"the account {name!r} is deactivated; ask a lead")
     return User(name, row["role"])
+
+
+@functools.cache
+def _decoy_hash() -> str:
+    return hash_password(secrets.token_hex(16))
 
 
 def login_wait(store: Store, name: str, now: datetime | None = None) -> timedelta | None:
@@ -196,8 +205,14 @@ def _token_hash(token: str) -> str:
 
 def set_active(store: Store, name: str, active: bool, actor: Actor | str | None = None) -> None:
     """Deactivate (or reactivate) an account; its labels stay, its sessions end."""
-    if sql.user_row(store, name) is None:
+    row = sql.user_row(store, name)
+    if row is None:
         raise AuthError(f"no user named {name!r}")
+    if not active and row["role"] == "lead" and not sql.other_active_leads(store, name):
+        raise AuthError(
+            f"{name!r} is the last active lead: nobody could then manage accounts; make another "
+            "lead first (annotate user add NAME --role lead)"
+        )
     with store.transaction():
         sql.update_active(store, name, active)
         if not active:

@@ -66,7 +66,7 @@ def read_password(prompt: str = "Password: ") -> str:
         if getpass.getpass("Repeat: ") != first:
             raise AuthError("the two passwords differ")
         return first
-    return sys.stdin.readline().rstrip("\n")
+    return sys.stdin.readline().rstrip("\r\n")  # a line ending from any system
 
 
 def run_user_add(args: argparse.Namespace, writer: Any, say: Any) -> int:

@@ -31,6 +31,17 @@ def promote_external(store: Store, name: str, role: str, password_hash: str) -> 
     )
 
 
+def other_active_leads(store: Store, name: str) -> int:
+    """Active leads who can sign in, `name` aside."""
+    return int(
+        store.scalar(
+            "SELECT count(*) FROM users WHERE role = 'lead' AND active AND NOT external "
+            "AND password_hash IS NOT NULL AND name <> ?",
+            [name],
+        )
+    )
+
+
 def update_active(store: Store, name: str, active: bool) -> None:
     store.execute("UPDATE users SET active = ? WHERE name = ?", [active, name])
 
