@@ -27,6 +27,10 @@ class InputError(AnnotateError):
     """A whole input file cannot be read (empty, binary, unknown format)."""
 
 
+class Interrupted(AnnotateError):
+    """The user stopped the work (Ctrl-C): the step in progress was rolled back."""
+
+
 class UsageError(AnnotateError):
     """A command or function was called with arguments that cannot work."""
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, ROOT
 
 GOOD = FIXTURES / "generic" / "production.jsonl"
@@ -304,3 +305,31 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(cli, db_path):
     assert process.returncode == 141, err  # 128 + SIGPIPE, as a shell reports it
     assert err.decode() == ""
     assert not (db_path.parent / "annotate-errors.log").exists()
+
+
+def test_ctrl_c_ends_a_command_with_130_and_no_bug_report(cli, db_path, monkeypatch):
+    """Catches Ctrl-C during an import printed as a traceback, or as "failed unexpectedly
+    (RuntimeError: Query interrupted); this is a bug" with a logged crash (exit 4)."""
+    from annotate.cli import imports
+
+    def pressed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(imports, "import_traces", pressed)
+    result = cli("import", str(GOOD))
+    assert result.code == 130 and result.err.startswith("interrupted: the step in progress")
+    assert not (db_path.parent / "annotate-errors.log").exists()
+
+
+def test_a_query_interrupted_in_duckdb_is_an_interruption_not_a_store_failure(fresh_store):
+    import threading
+
+    from annotate.errors import Interrupted
+
+    timer = threading.Timer(0.3, fresh_store.conn.interrupt)  # what Ctrl-C does to DuckDB
+    timer.start()
+    try:
+        with pytest.raises(Interrupted, match="interrupted; the step in progress was rolled"):
+            fresh_store.scalar("SELECT count(*) FROM range(1000000000000) a")
+    finally:
+        timer.cancel()

@@ -26,9 +26,16 @@ from annotate.cli.console import (
     writer,
 )
 from annotate.crash_log import EXIT_UNEXPECTED, record_crash
-from annotate.errors import AnnotateError, InputError, StoreLockedError, UsageError
+from annotate.errors import (
+    AnnotateError,
+    InputError,
+    Interrupted,
+    StoreLockedError,
+    UsageError,
+)
 from annotate.store import resolve_db_path
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
 
 
@@ -37,6 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
+    except (KeyboardInterrupt, Interrupted):  # Ctrl-C: the user's choice, not a bug
+        say(
+            "interrupted: the step in progress was rolled back (an import stores nothing of a file it did not finish)"
+        )
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (`annotate rates | head`): no bug, no log
         _drop_stdout()
         return EXIT_BROKEN_PIPE

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from annotate.errors import StoreError, StoreLockedError, UsageError
+from annotate.errors import Interrupted, StoreError, StoreLockedError, UsageError
 from annotate.store.schema import MIGRATIONS
 
 DEFAULT_DB = Path("data") / "annotate.duckdb"
@@ -81,9 +81,11 @@ class Store:
         except duckdb.Error as exc:
             raise self._failed(exc) from exc
 
-    def _failed(self, exc: duckdb.Error) -> StoreError:
+    def _failed(self, exc: duckdb.Error) -> StoreError | Interrupted:
         """duckdb's error as ours; running out of the memory limit says how to raise it."""
         text = str(exc)
+        if isinstance(exc, duckdb.InterruptException):  # Ctrl-C while DuckDB worked
+            return Interrupted(f"{self.path}: interrupted; the step in progress was rolled back")
         if isinstance(exc, duckdb.OutOfMemoryException) or "failed to pin block" in text:
             first = text.splitlines()[0] if text else type(exc).__name__
             limit = memory_limit()
