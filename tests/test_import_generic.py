@@ -137,3 +137,25 @@ def test_unknown_format_detection_fails_with_the_formats_it_knows(fresh_store, t
     ):
         import_traces(fresh_store, path)
     assert store_status(fresh_store)["imports"] == []
+
+
+def test_a_mapped_field_with_a_wrong_value_names_its_source_without_calling_it_missing(
+    fresh_store, tmp_path
+):
+    """Catches "must be a string, got a number (mapped from 'output.text', which this row
+    does not have)" for a row that has output.text; and a mapped optional field with no
+    mention of its source."""
+    rows = [
+        {"id": "m-1", "output": {"text": 5}, "docs": ["d"]},
+        {"id": "m-2", "output": {"text": "fine"}, "docs": ["d"], "meta": {"f": [7]}},
+    ]
+    path = tmp_path / "mapped.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    mapping = parse_mapping(
+        ["trace_id=id", "response=output.text", "context=docs", "feature=meta.f"]
+    )
+    report = import_traces(fresh_store, path, mapping=mapping)
+    assert [str(e) for e in report.errors] == [
+        "line 1: \"response\" must be a string, got a number (mapped from 'output.text')",
+        "line 2: \"feature\" must be a string, got a list (mapped from 'meta.f')",
+    ]

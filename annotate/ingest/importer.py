@@ -26,7 +26,6 @@ from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import (
     KNOWN_FIELDS,
-    REQUIRED_FIELDS,
     Record,
     RowError,
     Trace,
@@ -258,10 +257,14 @@ def _parse(item: Record | RowError, mapping: Mapping[str, str]) -> Trace | list[
 
 
 def _mention_mapping(error: RowError, mapping: Mapping[str, str]) -> RowError:
-    if error.field in mapping and error.field in REQUIRED_FIELDS:
-        hint = f" (mapped from {mapping[error.field]!r}, which this row does not have)"
-        return RowError(error.line, error.field, error.message + hint, error.unit)
-    return error
+    if error.field not in mapping:
+        return error
+    source = mapping[error.field]
+    if error.message.startswith("is required"):
+        hint = f" (mapped from {source!r}, which this row does not have)"
+    else:  # the row has it, with a value that does not fit
+        hint = f" (mapped from {source!r})"
+    return RowError(error.line, error.field, error.message + hint, error.unit)
 
 
 def _classify(
