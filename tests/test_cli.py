@@ -333,3 +333,20 @@ def test_a_query_interrupted_in_duckdb_is_an_interruption_not_a_store_failure(fr
             fresh_store.scalar("SELECT count(*) FROM range(1000000000000) a")
     finally:
         timer.cancel()
+
+
+def test_a_missing_or_empty_input_file_makes_no_store(cli, tmp_path):
+    """Catches `annotate import typo.jsonl --db new.duckdb` leaving a new empty store behind
+    although the README says nothing is recorded."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for command, path in (
+        ("import", tmp_path / "typo.jsonl"),
+        ("import", empty),
+        ("import-labels", tmp_path / "typo.jsonl"),
+    ):
+        store = tmp_path / "new.duckdb"
+        result = cli(command, str(path), "--db", str(store), db=None)
+        assert result.code == 2, (command, result.err)
+        assert "does not exist" in result.err or "is empty" in result.err
+        assert not store.exists(), command

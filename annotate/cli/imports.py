@@ -22,7 +22,7 @@ from annotate.cli.console import (
     writer,
 )
 from annotate.errors import UsageError, counted
-from annotate.ingest import FORMATS
+from annotate.ingest import FORMATS, input_file
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
 from annotate.store import Store
@@ -97,6 +97,7 @@ def _add_demo_data(commands: Any) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     mapping = parse_mapping(args.map)
+    input_file(args.path)
     with writer(args) as store:
         report = import_traces(
             store, args.path, args.format, mapping, progress=_progress_printer(), actor=args.actor
@@ -105,6 +106,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_import_labels(args: argparse.Namespace) -> int:
+    input_file(args.path, "annotate import-labels PATH")
     with writer(args) as store:
         report = import_labels(
             store, args.path, args.format, progress=_progress_printer(), actor=args.actor

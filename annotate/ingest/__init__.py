@@ -8,12 +8,14 @@ labels.py and inbox.py write through store/. May import accounts/, store/, trace
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import IO
 
 import orjson
 
-from annotate.errors import AnnotateError, InputError
+from annotate.errors import AnnotateError, InputError, UsageError
 from annotate.ingest import generic, otlp, transcript
 from annotate.traces import Record, RowError
 
@@ -29,6 +31,21 @@ READERS: dict[str, Reader] = {
 }
 FORMATS = tuple(READERS)
 _KNOWN = "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON or an agent transcript (JSON Lines)"
+
+
+def input_file(
+    path: str | os.PathLike[str], command: str = "annotate import PATH", name: str | None = None
+) -> Path:
+    """The file to import, checked before any store is opened: a typo makes no store.
+    `name`: what the user calls it (an upload's name, not its temporary path)."""
+    if not str(path).strip():
+        raise UsageError(f"give the file to import: {command}")
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise UsageError(f"{file_path} does not exist or is not a file")
+    if file_path.stat().st_size == 0:
+        raise InputError(f"{name or file_path} is empty: there is nothing to import")
+    return file_path
 
 
 def read_records(fh: IO[bytes], fmt: str) -> Iterator[Record | RowError]:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError
-from annotate.ingest import FORMATS, detect_format, read_records
+from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
 from annotate.store import Store
@@ -140,11 +139,7 @@ def import_traces(
 
     `actor` is who imports (the signed-in user; None: the OS user), recorded with the import.
     `check` may reject a parsed row with errors of its own, reported by line like any other."""
-    if not str(path).strip():
-        raise UsageError("give the file to import: annotate import PATH")
-    file_path = Path(path)
-    if not file_path.is_file():
-        raise UsageError(f"{file_path} does not exist or is not a file")
+    file_path = input_file(path, name=name)
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
     label = name or str(file_path)

@@ -12,12 +12,11 @@ import json
 import os
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, UsageError, counted
-from annotate.ingest import detect_format, read_records
+from annotate.ingest import detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.importer import (
     BATCH_SIZE,
@@ -134,9 +133,7 @@ def import_labels(
     actor: Actor | str | None = None,
 ) -> ImportReport:
     """Append labels made elsewhere; `actor` is who imports them (None: the OS user)."""
-    file_path = Path(path)
-    if not file_path.is_file():
-        raise UsageError(f"{file_path} does not exist or is not a file")
+    file_path = input_file(path, "annotate import-labels PATH", name)
     label = name or str(file_path)
     with file_path.open("rb", buffering=READ_BUFFER) as fh:
         chosen = fmt or detect_format(fh, label)
