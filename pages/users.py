@@ -22,17 +22,37 @@ user = ui.require_role("lead")
 store = ui.store()
 st.title("Users")
 
+
+def _said(form: str, kind: str, text: str) -> None:
+    st.session_state[f"{form}_said"] = (kind, text)  # shown until that form is used again
+
+
+def _add() -> None:
+    """Form callbacks run before the rerun: the second click of a double click, which
+    arrives with the cleared form, is dropped instead of answered with "name too short"."""
+    name, password = st.session_state["users_name"], st.session_state["users_password"]
+    if not name.strip() and not password:
+        return
+    try:
+        added = add_user(store, name, st.session_state["users_role"], password, actor=user.name)
+        _said("users_add", "success", ui.fmt("Added {} ({}).", added.name, added.role))
+    except AnnotateError as exc:
+        _said("users_add", "error", ui.md(ui.app_text(str(exc))))
+
+
+def _show(form: str) -> None:
+    kind, text = st.session_state.get(f"{form}_said", (None, ""))
+    if kind:
+        (st.success if kind == "success" else st.error)(text)
+
+
 with st.form("users_add", clear_on_submit=True):
     left, middle, right = st.columns(3)
-    name = left.text_input("Name", key="users_name")
-    role = middle.selectbox("Role", ROLES, key="users_role")
-    password = right.text_input("Password (8+ characters)", type="password", key="users_password")
-    if st.form_submit_button("Add user"):
-        try:
-            added = add_user(store, name, role, password, actor=user.name)
-            st.success(ui.fmt("Added {} ({}).", added.name, added.role))
-        except AnnotateError as exc:
-            ui.show_error(exc)
+    left.text_input("Name", key="users_name")
+    middle.selectbox("Role", ROLES, key="users_role")
+    right.text_input("Password (8+ characters)", type="password", key="users_password")
+    st.form_submit_button("Add user", on_click=ui.guard(_add))
+_show("users_add")
 
 accounts = list_users(store)
 st.dataframe(
@@ -56,17 +76,29 @@ if others:
         set_active(store, target, True, actor=user.name)
         st.rerun()
 
+
+def _new_password() -> None:
+    whose, new = st.session_state["users_password_target"], st.session_state["users_new"]
+    if not new:  # the cleared form of a double click's second click
+        return
+    try:
+        set_password(store, whose, new, actor=user.name)
+        _said(
+            "users_password",
+            "success",
+            ui.fmt("{} has a new password; their sessions have ended.", whose),
+        )
+    except AnnotateError as exc:
+        _said("users_password", "error", ui.md(ui.app_text(str(exc))))
+
+
 with st.form("users_password_form", clear_on_submit=True):
     st.caption("A new password ends every open session of that account.")
     left, right = st.columns(2)
-    whose = left.selectbox("Account", [*others, user.name], key="users_password_target")
-    new = right.text_input("New password (8+ characters)", type="password", key="users_new")
-    if st.form_submit_button("Set the password"):
-        try:
-            set_password(store, whose, new, actor=user.name)
-            st.success(ui.fmt("{} has a new password; their sessions have ended.", whose))
-        except AnnotateError as exc:
-            ui.show_error(exc)
+    left.selectbox("Account", [*others, user.name], key="users_password_target")
+    right.text_input("New password (8+ characters)", type="password", key="users_new")
+    st.form_submit_button("Set the password", on_click=ui.guard(_new_password))
+_show("users_password")
 
 st.subheader("Settings")
 hours = st.number_input(

@@ -183,3 +183,35 @@ def test_the_import_folder_setting_refuses_a_bad_name_and_can_go_back_to_the_def
     assert inbox.inbox_files(fresh_store) == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]
     monkeypatch.setattr(inbox, "SCAN_LIMIT", 3)  # a folder as wide as / is looked at in part
     assert len(inbox.inbox_files(fresh_store)) <= 3
+
+
+def test_a_double_click_on_the_users_forms_does_the_act_once_and_says_so(app_store):
+    """Catches the second click of a double click (it arrives with the cleared form)
+    answered with "the user name must be ..." after the user was added, and a password
+    double click ending in "at least 8 characters" with the password unchanged."""
+    from annotate.accounts.activity import activity
+    from annotate.accounts.users import authenticate
+
+    app = run_page("pages/users.py")
+    app.text_input(key="users_name").input("dbl")
+    app.text_input(key="users_password").input("a long passphrase")
+    add = next(b for b in app.button if b.label == "Add user")
+    add.click().run()
+    next(b for b in app.button if b.label == "Add user").click().run()  # the cleared form
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert [plain(s.value) for s in app.success] == ["Added dbl (reviewer)."]
+    app.selectbox(key="users_password_target").select("dbl")
+    app.text_input(key="users_new").input("another passphrase")
+    next(b for b in app.button if b.label == "Set the password").click().run()
+    next(b for b in app.button if b.label == "Set the password").click().run()
+    assert not app.error, [e.value for e in app.error]
+    assert "dbl has a new password; their sessions have ended." in [
+        plain(s.value) for s in app.success
+    ]
+    store = open_store(app_store)
+    try:
+        assert authenticate(store, "dbl", "another passphrase").name == "dbl"
+        acts = [a for a in activity(store, kind="account") if a["subject"] == "dbl"]
+        assert len(acts) == 2  # added once, its password set once
+    finally:
+        store.close()
