@@ -117,12 +117,22 @@ def fmt(template: str, *values: object, **named: object) -> str:
     return template.format(*(md(v) for v in values), **{k: md(v) for k, v in named.items()})
 
 
-def fingerprint(*values: object) -> str:
-    """What prepared files are kept against: the numbers they hold and what chose them, so a
-    change of any (a level, a part, new labels) drops the files instead of offering them
-    for what is no longer on the page."""
+def _fingerprint(values: tuple) -> str:
     text = json.dumps(values, default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def keep_prepared(key: str, files: dict, *chose: object) -> None:
+    """Keep files a user prepared against the numbers they hold and what chose them."""
+    st.session_state[key] = (_fingerprint(chose), files)
+
+
+def prepared(key: str, *chose: object) -> dict | None:
+    """The files kept under `key` if they still hold what the page shows: a change of any
+    input (a level, a part, new labels) drops them instead of offering them for what is no
+    longer on the page. Nothing is hashed on a visit that prepared nothing."""
+    held = st.session_state.get(key)
+    return held[1] if held and held[0] == _fingerprint(chose) else None
 
 
 def lazy_expander(label: str, key: str):

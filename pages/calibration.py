@@ -145,5 +145,4 @@ with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)
 
 st.subheader("Report")
 st.caption("The report uses the saved thresholds above, whoever prepares it.")
-settings = ui.fingerprint(judge, scope, level, by, saved, report)
-calibration_widgets.report_downloads(store, report, settings, user)
+calibration_widgets.report_downloads(store, report, (judge, scope, level, by, saved), user)

@@ -84,14 +84,14 @@ def disagreements(store: Store, found: list[dict]) -> None:
         ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
 
 
-def report_downloads(store: Store, report: dict, settings: str, user) -> None:
+def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
     """Prepare the report once for these settings, then offer its three files."""
     if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
         warm_up()  # the chart engine starts while the agreement numbers are computed
         document = build_report(store, report, actor=user.name)
-        st.session_state["calibration_report"] = (settings, render_report(document))
-    prepared, files = st.session_state.get("calibration_report", (None, None))
-    if files and prepared == settings:
+        ui.keep_prepared("calibration_report", render_report(document), *settings, report)
+    files = ui.prepared("calibration_report", *settings, report)
+    if files:
         kinds = {
             "report.html": "text/html",
             "report.md": "text/markdown",

@@ -163,7 +163,7 @@ def downloads(
     user: Any,
 ) -> None:
     """Prepare the files once for these settings (recorded as exports), then offer them."""
-    settings = ui.fingerprint(inputs.sample, inputs.judge, list(by), threshold, rows)
+    settings = (inputs.sample, inputs.judge, list(by), threshold, rows)
     if st.button("Prepare downloads (rates, OTel records, auditor bundle)", key="rates_prepare"):
         files = {f"rates.{fmt}": export_bytes(rows, fmt) for fmt in ("csv", "parquet", "json")}
         files["evaluations.jsonl"] = "".join(
@@ -174,9 +174,9 @@ def downloads(
         )[0]
         for name, data in files.items():
             record_export(store, user.name, name, data, sample=inputs.sample, origin="rates page")
-        st.session_state["rates_files"] = (settings, files)
-    prepared, files = st.session_state.get("rates_files", (None, None))
-    if files and prepared == settings:
+        ui.keep_prepared("rates_files", files, *settings)
+    files = ui.prepared("rates_files", *settings)
+    if files:
         for column, (name, data) in zip(st.columns(len(files)), files.items(), strict=True):
             column.download_button(
                 ui.fmt("Download {}", name), data, file_name=name, key=f"rates_download_{name}"

@@ -162,10 +162,8 @@ def nothing_to_judge(report: RunReport, labelled_only: bool = True) -> str | Non
 def unfinished_run(store: Store, judge: str, sample: str) -> dict[str, Any] | None:
     """The last run of `judge` on `sample` when it stopped before the end (cancelled, failed
     calls, or a process that died while running): what a rerun would resume."""
-    found = [r for r in sql.runs(store, judge) if r["sample"] == sample]
-    return (
-        found[-1] if found and found[-1]["status"] in ("cancelled", "failed", "running") else None
-    )
+    last = sql.last_run(store, judge, sample)
+    return last if last and last["status"] in ("cancelled", "failed", "running") else None
 
 
 def estimate_text(cost: Mapping[str, Any]) -> str:

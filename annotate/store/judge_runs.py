@@ -111,6 +111,14 @@ def runs(store: Store, judge: str | None = None) -> list[dict[str, Any]]:
     return store.fetch_dicts(f"SELECT * FROM judge_runs {where}ORDER BY id", params)
 
 
+def last_run(store: Store, judge: str, sample: str) -> dict[str, Any] | None:
+    rows = store.fetch_dicts(
+        "SELECT * FROM judge_runs WHERE judge = ? AND sample = ? ORDER BY id DESC LIMIT 1",
+        [judge, sample],
+    )
+    return rows[0] if rows else None
+
+
 def open_batch_run(store: Store, judge: str, sample: str) -> dict[str, Any] | None:
     rows = store.fetch_dicts(
         "SELECT * FROM judge_runs WHERE judge = ? AND sample = ? AND status = 'submitted' "
