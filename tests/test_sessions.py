@@ -183,3 +183,120 @@ def test_the_last_active_lead_cannot_be_deactivated(ready):
     set_active(ready, "lena", False)  # another lead remains
     with pytest.raises(AuthError, match="'leo' is the last active lead"):
         set_active(ready, "leo", False)
+
+
+def test_tries_at_the_same_instant_cannot_pass_the_lockout(ready, monkeypatch):
+    """Catches wrong passwords counted only after they were checked: twelve sessions trying
+    at once all passed the wait check before any failure was stored, so each got its
+    password checked (an attacker's free tries grew with the sessions they opened)."""
+    import threading
+    import time
+
+    from annotate.accounts import users
+
+    checked: list[str] = []
+    real = users.check_password
+
+    def slow_check(password, stored):
+        checked.append(password)
+        time.sleep(0.05)  # long enough that every thread reaches the wait check meanwhile
+        return real(password, stored)
+
+    monkeypatch.setattr(users, "check_password", slow_check)
+    outcomes: list[str] = []
+    start = threading.Barrier(12)
+
+    def attacker(number: int) -> None:
+        session = ready.session()
+        start.wait()
+        try:
+            authenticate(session, "alice", f"guess {number}")
+        except AuthError as exc:
+            outcomes.append(str(exc).split(":")[0])
+
+    threads = [threading.Thread(target=attacker, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(checked) == users.FREE_TRIES
+    assert sorted(outcomes) == sorted(
+        ["wrong user name or password"] * 5 + ["too many wrong passwords for 'alice'"] * 7
+    )
+
+
+def test_a_name_signs_in_whatever_its_case_and_cannot_be_taken_twice(ready):
+    """Catches names compared byte for byte: 'Alice' was a second account beside 'alice'
+    (one passing for the other in every list), and the lockout counted each spelling's
+    wrong passwords apart, five free tries a spelling."""
+    assert authenticate(ready, "ALICE", PASSWORD) == User("alice", "reviewer")
+    for spelling in ("Alice", "ＡＬＩＣＥ", " alice"):  # the last: fullwidth letters (NFKC)
+        with pytest.raises(AuthError, match="a user named 'alice' exists already"):
+            add_user(ready, spelling, "reviewer", PASSWORD)
+    assert add_user(ready, "ﬁona", "reviewer", PASSWORD).name == "fiona"  # the ligature fi
+    for spelling in ("Alice", "ALICE", "alice", "aLiCe", "ＡＬＩＣＥ"):
+        with pytest.raises(AuthError, match="wrong user name or password"):
+            authenticate(ready, spelling, "nope")
+    with pytest.raises(AuthError, match="too many wrong passwords for 'alice'"):
+        authenticate(ready, "Alice", PASSWORD)
+
+
+def test_sign_ins_sign_outs_and_wrong_passwords_are_in_the_log(ready, cli):
+    """Catches an activity log without sign-ins: an auditor could not tell who was signed in
+    when, nor see someone guessing passwords."""
+    with pytest.raises(AuthError):
+        authenticate(ready, "alice", "nope")
+    with pytest.raises(AuthError):
+        authenticate(ready, "mallory", "guess")
+    token = start_session(ready, authenticate(ready, "alice", PASSWORD).name)
+    end_session(ready, token)
+    start_session(ready, "bob")
+    set_active(ready, "bob", False)
+    rows = [
+        (row["kind"], row["actor"], row["detail"].get("reason"))
+        for row in activity(ready)
+        if row["kind"].startswith("sign")
+    ]
+    assert rows == [
+        ("sign_in_failed", "alice", None),
+        ("sign_in_failed", "mallory", None),
+        ("sign_in", "alice", None),
+        ("sign_out", "alice", "logout"),
+        ("sign_in", "bob", None),
+        ("sign_out", "bob", "deactivated"),
+    ]
+    result = cli("activity", "--json", "--kind", "sign_in_failed")
+    assert result.code == 0, result.err
+    shown = result.json()["activity"]
+    assert [row["actor"] for row in shown] == ["alice", "mallory"]
+
+
+def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path):
+    """Catches `--as` checking only that the account is active: a reviewer's name was
+    recorded on an import, a sample and an account change, acts a reviewer cannot do in the
+    app, and the activity log told an auditor so."""
+    add_user(ready, "audrey", "auditor", PASSWORD)
+    traces = tmp_path / "more.jsonl"
+    traces.write_text('{"trace_id": "x-1", "response": "r", "context": ["c"]}\n')
+    before = len(activity(ready)), cli("status", "--json").json()["traces"]
+    for who, args in [
+        ("alice", ("import", str(traces))),
+        ("audrey", ("import", str(traces))),
+        ("alice", ("sample", "--name", "more", "--n", "2", "--by", "feature")),
+        ("alice", ("user", "deactivate", "bob")),
+        ("audrey", ("assign", "--sample", "demo", "--reviewers", "alice", "--per-trace", "1")),
+    ]:
+        result = cli(*args, "--as", who)
+        assert result.code == 2, (who, args, result.err)
+        assert f"--as {who}: '{who}' is a" in result.err
+        assert "use --as with a lead's name" in result.err
+    # nothing was done, nothing recorded: x-1 is not imported
+    assert (len(activity(ready)), cli("status", "--json").json()["traces"]) == before
+    exported = cli(
+        "export-rates", "--sample", "demo", "--format", "csv", "--out", str(tmp_path / "r.csv"),
+        "--as", "audrey",
+    )  # fmt: skip
+    assert exported.code == 0, exported.err
+    assert cli("import", str(traces), "--as", "lena").code == 0
+    acts = [(row["actor"], row["kind"]) for row in activity(ready)]
+    assert ("audrey", "export") in acts and ("lena", "import") in acts

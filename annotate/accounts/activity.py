@@ -1,7 +1,8 @@
 """Every act has a name: the actor of an act, and the log an auditor reads.
 
 An act (import, sample, top-up, claims run, assignment, adjudication, flag, setting,
-report, account change, export) is recorded in the same transaction as its work.
+report, account change, export) is recorded in the same transaction as its work; sign-ins,
+sign-outs and wrong passwords are read from the sessions' own rows.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ KINDS = (
     "claim_revision",
     "question",
     "answer",
+    "sign_in",
+    "sign_out",
+    "sign_in_failed",
 )
 
 
@@ -44,9 +48,34 @@ class Actor:
 
     name: str
     origin: str = "app"  # app | cli
+    role: str | None = None  # `--as NAME`: NAME's role, which must allow each act (may_act)
 
     def __str__(self) -> str:
         return self.name
+
+
+# What an account may record when the CLI acts in its name (`--as`); a lead, anything. The
+# app's pages decide who may open them (ui.require_role); this holds the CLI to the same roles.
+ROLE_ACTS = {
+    "auditor": frozenset({"report", "export"}),
+    "reviewer": frozenset({"question"}),
+}
+
+
+def may_act(who: Actor, kind: str) -> None:
+    """Refuse an act that `--as NAME` names an account of the wrong role for. Acts that cost
+    time or money (an import, a judge run, claim extraction) ask before they start."""
+    from annotate.errors import UsageError
+
+    if who.role is None or who.role == "lead" or kind in ROLE_ACTS.get(who.role, ()):
+        return
+    allowed = sorted(ROLE_ACTS.get(who.role, ()))
+    raise UsageError(
+        f"--as {who.name}: {who.name!r} is {'an' if who.role[0] in 'aeiou' else 'a'} "
+        f"{who.role}, who may not record a {kind!r} act"
+        + (f" (only {', '.join(allowed)})" if allowed else "")
+        + "; use --as with a lead's name, or leave --as out to act as the OS user"
+    )
 
 
 def os_actor() -> Actor:
@@ -76,6 +105,7 @@ def record_act(
 ) -> None:
     """Append one activity row; call inside the act's own transaction."""
     actor = as_actor(who)
+    may_act(actor, kind)
     sql.insert_act(store, actor.name, actor.origin, kind, subject, detail)
 
 
@@ -105,4 +135,4 @@ def cli_actor(store: Store, name: str | None) -> Actor:
         raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")
     if not row["active"]:
         raise UsageError(f"--as {name}: the account {name!r} is deactivated")
-    return Actor(name, "cli")
+    return Actor(name, "cli", row["role"])

@@ -13,15 +13,18 @@ import functools
 import hashlib
 import hmac
 import secrets
+import threading
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.store import Store
 from annotate.store import users as sql
 from annotate.store.assignments import get_setting, put_setting
-from annotate.traces.limits import check_reviewer_name
+from annotate.traces.limits import REVIEWER_NAME_CHARS, check_reviewer_name
 
 ROLES = ("reviewer", "lead", "auditor")
 MIN_PASSWORD = 8
@@ -32,6 +35,10 @@ DEFAULT_SESSION_HOURS = 12.0
 FREE_TRIES = 5  # wrong passwords for one name before each next try must wait
 FIRST_WAIT = timedelta(seconds=30)  # then 30 s, doubling with every further wrong password
 LONGEST_WAIT = timedelta(minutes=15)
+# Tries for one name are checked one after another, each after the failures before it are
+# counted: sessions trying at the same instant cannot all pass the lockout (one process holds
+# the store for writing, so a lock in it is enough). 64 locks, chosen by the name's hash.
+_TRY_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 class AuthError(UsageError):
@@ -87,13 +94,19 @@ def add_user(
     store: Store, name: str, role: str, password: str, actor: Actor | str | None = None
 ) -> User:
     try:  # one rule for every route that names a user (accounts, imported reviewers)
-        name = check_reviewer_name(name)
+        name = check_reviewer_name(unicodedata.normalize("NFKC", name))
     except ValueError as exc:
         raise AuthError(f"the user name {exc}") from None
     if role not in ROLES:
         raise AuthError(f"unknown role {role!r}; use one of: {', '.join(ROLES)}")
     _check_password_rules(password)
     existing = sql.user_row(store, name)
+    twin = next((row for row in sql.all_users(store) if _fold(row[0]) == _fold(name)), None)
+    if existing is None and twin is not None:
+        raise AuthError(
+            f"a user named {twin[0]!r} exists already; names that differ only in case or in "
+            "how a character is written would pass for each other: pick another name"
+        )
     with store.transaction():
         record_act(store, actor, "account", name, action="add", role=role)
         if existing is None:
@@ -122,24 +135,42 @@ def create_first_lead(store: Store, name: str, password: str) -> User:
 
 def authenticate(store: Store, name: str, password: str, now: datetime | None = None) -> User:
     """Check a password. After FREE_TRIES wrong ones for a name, each next try waits longer
-    (the wait is in the message); a try during the wait is refused unchecked."""
-    name, now = name.strip(), now or datetime.now()
-    wait = login_wait(store, name, now)
-    if wait:
-        raise AuthError(
-            f"too many wrong passwords for {name!r}: wait {_say_duration(wait)} before the next try"
-        )
-    row = sql.user_row(store, name)
-    # an unknown name (or one that cannot sign in) costs the same scrypt as a wrong password:
-    # the time of the answer must not say whether the account exists
-    stored = (row or {}).get("password_hash") or _decoy_hash()
-    if not check_password(password, stored) or row is None or not row["password_hash"]:
-        with store.transaction():
-            sql.insert_login_failure(store, name, now)
-        raise AuthError("wrong user name or password")
+    (the wait is in the message); a try during the wait is refused unchecked. The name is
+    matched as typed, else ignoring case and how its characters are written (NFKC)."""
+    now = now or datetime.now()
+    row = _account(store, name)
+    # failures count against the account whatever case was typed; an unknown name by its fold
+    key = row["name"] if row else _fold(name)[: REVIEWER_NAME_CHARS + 1]
+    with _TRY_LOCKS[hash(key) % len(_TRY_LOCKS)]:
+        wait = login_wait(store, key, now)
+        if wait:
+            raise AuthError(
+                f"too many wrong passwords for {key!r}: wait {_say_duration(wait)} before the next try"
+            )
+        # an unknown name (or one that cannot sign in) costs the same scrypt as a wrong
+        # password: the time of the answer must not say whether the account exists
+        stored = (row or {}).get("password_hash") or _decoy_hash()
+        if not check_password(password, stored) or row is None or not row["password_hash"]:
+            with store.transaction():
+                sql.insert_login_failure(store, key, now)
+            raise AuthError("wrong user name or password")
     if not row["active"]:
-        raise AuthError(f"the account {name!r} is deactivated; ask a lead")
-    return User(name, row["role"])
+        raise AuthError(f"the account {key!r} is deactivated; ask a lead")
+    return User(key, row["role"])
+
+
+def _fold(name: str) -> str:
+    """A name as it compares: NFKC, case-folded, without surrounding spaces."""
+    return unicodedata.normalize("NFKC", name.strip()).casefold()
+
+
+def _account(store: Store, name: str) -> dict[str, Any] | None:
+    """The account named exactly `name`, else the one whose name folds the same."""
+    row = sql.user_row(store, name.strip())
+    if row is not None:
+        return row
+    twins = [other for other, *_ in sql.all_users(store) if _fold(other) == _fold(name)]
+    return sql.user_row(store, twins[0]) if len(twins) == 1 else None
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotate import llm
-from annotate.accounts.activity import Actor, record_act
+from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import UsageError
 from annotate.sampling.samples import sample_trace_ids
 from annotate.store import Store
@@ -237,6 +237,7 @@ def create_claims(
     """Give every trace of the sample its claims, once; traces that have claims keep them.
     Work is committed per batch, so a run that stops keeps what finished and a rerun resumes.
     The run is recorded as `actor`'s act (None: the OS user)."""
+    may_act(as_actor(actor), "claims")  # before any trace is given claims
     chosen = _choose_extractor(extractor, client, max_claims)
     trace_ids = sample_trace_ids(store, sample)
     if not trace_ids:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import InputError, UsageError
 from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
@@ -148,6 +148,7 @@ def import_traces(
         size = max(os.fstat(fh.fileno()).st_size, 1)
         with collector_paused(), store.transaction(bulk=True):
             who = as_actor(actor)
+            may_act(who, "import")  # before reading a row: `--as` of a reviewer is refused
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)

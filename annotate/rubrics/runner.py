@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotate import llm
-from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import UsageError
 from annotate.llm import DEFAULT_PRICES, PRICES_KEY  # noqa: F401 - their home was here
 from annotate.rubrics import prompt
@@ -231,6 +231,7 @@ def run_judge(
     if plan.model != BASELINE_MODEL and client is None:
         client = llm.make_client("the LLM judge", NO_KEY_FIX)
     who = as_actor(actor)
+    may_act(who, "judge_run")  # before any call is paid for
     if batch and plan.model != BASELINE_MODEL:
         from annotate.rubrics.batches import run_batch
 

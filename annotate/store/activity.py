@@ -1,6 +1,7 @@
 """SQL for the activity log: who did what, when. Rows are appended, never changed.
 
-Verdicts and skips are their own append-only events; the log reads them beside its rows.
+Verdicts, skips, sign-in sessions and wrong passwords are their own append-only rows; the log
+reads them beside its own.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ _ALL = (
     "  trace_id || '#' || (claim_index + 1), json_object('label', label, 'reason', reason)::VARCHAR "
     "  FROM adjudications "
     "UNION ALL SELECT created_at, reviewer, 'app', 'flag', "
-    "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM claim_flags"
+    "  trace_id || '#' || (claim_index + 1), json_object('reason', reason)::VARCHAR FROM claim_flags "
+    # sign-ins are the sessions' own rows: a session started, ended, a wrong password
+    "UNION ALL SELECT created_at, name, 'app', 'sign_in', name, "
+    "  json_object('expires_at', expires_at)::VARCHAR FROM auth_sessions "
+    "UNION ALL SELECT revoked_at, name, 'app', 'sign_out', name, "
+    "  json_object('reason', revoked_reason)::VARCHAR FROM auth_sessions WHERE revoked_at IS NOT NULL "
+    "UNION ALL SELECT failed_at, name, 'app', 'sign_in_failed', name, '{}' FROM login_failures"
 )
 
 

@@ -91,8 +91,8 @@ def revoke_session(store: Store, token_hash: str, reason: str) -> None:
 def revoke_sessions_of(store: Store, name: str, reason: str) -> None:
     store.execute(
         "UPDATE auth_sessions SET revoked_at = ?, revoked_reason = ? "
-        "WHERE name = ? AND revoked_at IS NULL",
-        [datetime.now(), reason, name],
+        "WHERE name = ? AND revoked_at IS NULL AND expires_at > ?",  # expired ones ended already
+        [datetime.now(), reason, name, datetime.now()],
     )
 
 
