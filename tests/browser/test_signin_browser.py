@@ -113,7 +113,7 @@ def test_a_deep_link_and_a_reload_keep_the_reviewer_on_their_page(
     context = browser.new_context(base_url=accounts_url)
     page = context.new_page()
     page.goto("/label")
-    sign_in(page, "rev", PASSWORD)
+    sign_in(page, "Rev", PASSWORD)  # the account is "rev": a name signs in in any case
     page.get_by_role("heading", name="Label", exact=True).wait_for()
     page.locator(".annotate-claim").wait_for()
     assert page.url.endswith("/label")
