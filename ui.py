@@ -14,7 +14,7 @@ import re
 
 import streamlit as st
 
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.report.render import stat_note
 from annotate.store import Store, open_store, resolve_db_path
 
@@ -398,11 +398,11 @@ def show_context(view, details: list | None = None) -> None:
     )
     st.markdown(
         fmt(
-            "**Context** ({} items) · tinted: the passages sharing most with the claim",
-            len(trace["contexts"]),
+            "**Context** ({}) · tinted: the passages sharing most with the claim",
+            counted(len(trace["contexts"]), "item"),
         )
         if passages
-        else fmt("**Context** ({} items)", len(trace["contexts"]))
+        else fmt("**Context** ({})", counted(len(trace["contexts"]), "item"))
     )
     for number, item in enumerate(trace["contexts"]):
         text = item["text"] or ""

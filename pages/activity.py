@@ -7,11 +7,14 @@ import streamlit as st
 
 import ui
 from annotate.accounts.activity import activity, activity_filters
+from annotate.errors import counted
 
 ui.require_role("lead", "auditor")
 store = ui.store()
 st.title("Activity")
-st.caption("Imports, samples, claims, assignments, verdicts, adjudications, settings, reports.")
+st.caption(
+    "Imports, samples, claims, assignments, verdicts, adjudications, settings, reports, sign-ins."
+)
 
 actors, kinds = activity_filters(store)
 left, right = st.columns(2)
@@ -29,4 +32,4 @@ frame = pd.DataFrame(
     [{**row, "detail": json.dumps(row["detail"], ensure_ascii=False)} for row in rows]
 )
 st.dataframe(frame, hide_index=True, key="activity_table")
-st.caption(ui.fmt("{} acts", len(rows)))
+st.caption(ui.fmt("{}", counted(len(rows), "act")))

@@ -62,7 +62,9 @@ if st.button("Assign", key="assign_run", disabled=bool(missing) and not anyway):
         report = assign(
             store, sample, chosen, int(per_trace), float(overlap), int(seed), assigned_by=user.name
         )
-        st.success(ui.fmt("Added {} assignments; released {}.", report.added, report.released))
+        st.success(
+            ui.fmt("Added {}; released {}.", counted(report.added, "assignment"), report.released)
+        )
     except AnnotateError as exc:
         ui.show_error(exc)
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.report import charts
 from annotate.sampling.allocation import ALLOCATIONS, DEFAULT_BY, SampleSpec, parse_where
 from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
@@ -83,8 +83,8 @@ if plan is not None:
             drawn = draw_sample(store, plan.spec, created_by=user.name, plan=plan)
             st.session_state.pop("sample_plan", None)
             st.session_state["sample_drawn"] = ui.fmt(
-                "Drew {} traces into {} (seed {}). Next: make their claims below.",
-                len(drawn.trace_ids),
+                "Drew {} into {} (seed {}). Next: make their claims below.",
+                counted(len(drawn.trace_ids), "trace"),
                 drawn.spec.name,
                 drawn.spec.seed,
             )
@@ -113,7 +113,11 @@ else:
         try:
             more = top_up(store, target, int(extra), created_by=user.name)
             st.success(
-                ui.fmt("Added {} traces to {}; weights updated.", len(more.trace_ids), target)
+                ui.fmt(
+                    "Added {} to {}; weights updated.",
+                    counted(len(more.trace_ids), "trace"),
+                    target,
+                )
             )
         except AnnotateError as exc:
             ui.show_error(exc)

@@ -92,7 +92,7 @@ def test_with_a_key_the_sample_page_estimates_the_cost_then_extracts_with_the_ll
     said = texts(app)
     # one call (1 trace without claims) to the model at its price setting, before any call
     assert re.search(
-        r"1 calls to claude-haiku-4-5: about [\d,]+ input and [\d,]+ output tokens, about \$0\.0",
+        r"1 call to claude-haiku-4-5: about [\d,]+ input and [\d,]+ output tokens, about \$0\.0",
         said,
     )
     assert fake_anthropic.message_requests() == []

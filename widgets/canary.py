@@ -14,7 +14,7 @@ import ui
 from annotate.canary.rules import parse_rule
 from annotate.canary.scoring import import_responses
 from annotate.canary.suite import make_suite
-from annotate.errors import AnnotateError
+from annotate.errors import AnnotateError, counted
 from annotate.sampling.samples import list_samples
 from annotate.store import Store
 
@@ -39,7 +39,9 @@ def make_form(store: Store, user) -> None:
         try:
             parse_rule(rule)
             suite = make_suite(store, sample or "", name.strip(), rule, swap, int(seed), user.name)
-            st.success(ui.fmt("Made suite {} with {} items.", suite.name, len(suite.items)))
+            st.success(
+                ui.fmt("Made suite {} with {}.", suite.name, counted(len(suite.items), "item"))
+            )
         except AnnotateError as exc:
             ui.show_error(exc)
 

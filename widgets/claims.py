@@ -55,8 +55,8 @@ def make_claims(store: Store, user, sample: str) -> None:
         price = "unknown price" if cost["usd"] is None else f"about ${cost['usd']:.2f}"
         st.caption(
             ui.fmt(
-                "{} calls to {}: about {} input and {} output tokens, {} (an upper bound).",
-                cost["calls"],
+                "{} to {}: about {} input and {} output tokens, {} (an upper bound).",
+                counted(cost["calls"], "call"),
                 cost["model"],
                 f"{cost['input_tokens']:,}",
                 f"{cost['output_tokens']:,}",

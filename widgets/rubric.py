@@ -155,6 +155,6 @@ def mark_controls(store: Store, rubric, samples: list[str], user) -> None:
         if sample and st.button("Mark calibrated", key="rubric_mark"):
             try:
                 found = mark_calibrated(store, rubric.judge_name(), sample, actor=user.name)
-                st.success(ui.fmt("Calibrated for {} slices", len(found["slices"])))
+                st.success(ui.fmt("Calibrated for {}", counted(len(found["slices"]), "slice")))
             except AnnotateError as exc:
                 ui.show_error(exc)

@@ -231,7 +231,7 @@ def run_judge_labels(args: argparse.Namespace, writer: Any, emit: Any, say: Any)
     for row in rows:
         outcome = row["outcome"] or "UNMAPPED"
         print(
-            f"{row['judge']}\t{row['label']!r}\t{row['verdicts']} verdicts\t{outcome}\t{row['source']}"
+            f"{row['judge']}\t{row['label']!r}\t{counted(row['verdicts'], 'verdict')}\t{outcome}\t{row['source']}"
         )
     unmapped = [r for r in rows if r["outcome"] is None]
     if unmapped:

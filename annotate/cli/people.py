@@ -13,6 +13,7 @@ from typing import Any
 from annotate.accounts.activity import KINDS, activity
 from annotate.accounts.users import ROLES, AuthError, add_user, list_users, set_active, set_password
 from annotate.cli.console import LIMIT, SEED
+from annotate.errors import counted
 from annotate.labelling.assignment import assign
 
 
@@ -138,6 +139,7 @@ def run_assign(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
     if args.json:
         emit(report.as_json())
     say(
-        f"{report.sample}: added {report.added} assignments, released {report.released}; load {report.load}"
+        f"{report.sample}: added {counted(report.added, 'assignment')}, released "
+        f"{report.released}; load {report.load}"
     )
     return 0

@@ -236,7 +236,7 @@ def run_emit_sql(args: argparse.Namespace, emit: Any) -> int:
 def describe_plan(plan: Plan, stored: bool) -> str:
     spec = plan.spec
     head = (
-        f"sample {spec.name!r}: seed {spec.seed}, {spec.allocation}, frame {plan.frame_size} traces "
+        f"sample {spec.name!r}: seed {spec.seed}, {spec.allocation}, frame {counted(plan.frame_size, 'trace')} "
         f"(excluded: {', '.join(f'{k} {v}' for k, v in plan.excluded.items())}); "
         f"{plan.total} in the sample" + ("" if stored else " (plan only, nothing stored)")
     )
@@ -259,7 +259,7 @@ def run_samples(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         return 0
     for row in rows:
         print(
-            f"{row['name']}: {row['drawn']} traces in {row['draws']} draw(s), seed {row['seed']}, "
+            f"{row['name']}: {counted(row['drawn'], 'trace')} in {counted(row['draws'], 'draw')}, seed {row['seed']}, "
             f"by {','.join(row['by_columns'])}, {row['allocation']}, frame {row['frame_size']}, "
             f"filters {json.dumps(row['filters'])}, by {row['created_by']} at {row['created_at']:%Y-%m-%d %H:%M}"
         )
