@@ -102,8 +102,14 @@ if report is not None:
     if report.attached:
         st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
     if report.warnings:
+        shown = len(report.warnings)
+        listed = "" if report.warned == shown else f"; the first {shown:,} are listed"
         st.caption(
-            ui.fmt("{} imported with repaired claim offsets", counted(len(report.warnings), "row"))
+            ui.fmt(
+                "{} on rows imported anyway (claim offsets repaired, unknown keys ignored){}",
+                counted(report.warned, "warning"),
+                listed,
+            )
         )
         rows = pd.DataFrame([w.as_json() for w in report.warnings])
         st.dataframe(rows, hide_index=True, key="import_warnings")

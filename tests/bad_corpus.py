@@ -205,6 +205,16 @@ def kinds() -> list[Kind]:
             frozenset({"g-1", "bad", "g-2"}),
             warns=True,
         ),
+        k(
+            "context item key misspelt (soruce)",
+            "jsonl",
+            jsonl(line(bad(context=[{"text": TEXT, "soruce": "kb"}]))),
+            0,
+            2,
+            "context[0].soruce",
+            frozenset({"g-1", "bad", "g-2"}),
+            warns=True,
+        ),
         k("overlapping claims", "jsonl", jsonl(line(bad(claims=overlap))), 1, 2, "claims[1]"),
         k(
             "judge label missing",

@@ -109,3 +109,15 @@ def test_a_bad_score_on_a_later_evaluation_is_rejected_by_its_field(fresh_store,
         'line 1: "gen_ai.evaluation.score.value" must be a finite number, got nan; write null '
         "(or leave it out) for no score"
     ]
+
+
+def test_a_later_evaluation_with_a_score_that_is_not_a_number_is_rejected(fresh_store, tmp_path):
+    import_traces(fresh_store, write(tmp_path / "s.jsonl", span(TRACE_A, SPAN_A, "Hi.", "r")))
+    graded = evaluation("supported", TRACE_A, SPAN_A, **{"gen_ai.evaluation.score.value": "high"})
+    report = import_traces(fresh_store, write(tmp_path / "l.jsonl", graded))
+    assert [str(e) for e in report.errors] == [
+        "line 1: \"gen_ai.evaluation.score.value\" must be a number, got a string ('high') on "
+        "the evaluation from 'prod-judge'; record the score as a doubleValue or intValue, or "
+        "leave it out: a grade such as 'high' belongs in gen_ai.evaluation.score.label"
+    ]
+    assert (report.attached, report.rejected) == (0, 1) and verdicts(fresh_store) == []

@@ -289,6 +289,49 @@ def test_evaluations_that_cannot_become_verdicts_are_reported(tmp_path, fresh_st
     assert [trace.judge for trace in traces_in(path).values()] == [()]
 
 
+def test_a_score_that_is_not_a_number_rejects_the_evaluation_and_keeps_the_call(
+    tmp_path, fresh_store
+):
+    trace_id, span_id = "55" * 16, "66" * 8
+    judged = {"gen_ai.evaluation.name": "j", "gen_ai.evaluation.score.label": "pass"}
+    path = write_lines(
+        tmp_path,
+        span_export(trace_id, span_id, answered()),
+        evaluation_export(trace_id, span_id, {**judged, "gen_ai.evaluation.score.value": "high"}),
+        evaluation_export(trace_id, span_id, {**judged, "gen_ai.evaluation.score.value": True}),
+        evaluation_export(trace_id, span_id, {**judged, "gen_ai.evaluation.score.value": "0.8"}),
+    )
+    report = import_traces(fresh_store, path)
+    fix = (
+        "on the evaluation from 'j'; record the score as a doubleValue or intValue, or leave it "
+        "out: a grade such as 'high' belongs in gen_ai.evaluation.score.label"
+    )
+    assert [str(error) for error in report.errors] == [
+        f"line 2: \"gen_ai.evaluation.score.value\" must be a number, got a string ('high') {fix}",
+        f'line 3: "gen_ai.evaluation.score.value" must be a number, got a boolean (True) {fix}',
+    ]
+    assert (report.imported, report.rejected) == (1, 2)
+    stored = fresh_store.fetchall("SELECT trace_id, judge, label, score FROM judge_verdicts")
+    assert stored == [(trace_id, "j", "pass", 0.8)]  # a number written as text still counts
+
+
+def test_a_score_that_is_not_finite_rejects_the_evaluation_not_the_call(tmp_path, fresh_store):
+    trace_id, span_id = "55" * 16, "66" * 8
+    evaluation = evaluation_export(
+        trace_id, span_id, {"gen_ai.evaluation.name": "j", "gen_ai.evaluation.score.label": "ok"}
+    )
+    record = evaluation["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    score = {"key": "gen_ai.evaluation.score.value", "value": {"doubleValue": "Infinity"}}
+    record["attributes"].append(score)
+    path = write_lines(tmp_path, span_export(trace_id, span_id, answered()), evaluation)
+    report = import_traces(fresh_store, path)
+    assert [str(error) for error in report.errors] == [
+        'line 2: "gen_ai.evaluation.score.value" must be a finite number, got inf; write null '
+        "(or leave it out) for no score"
+    ]
+    assert (report.imported, report.rejected) == (1, 1)
+
+
 def test_an_unreadable_trace_id_on_an_llm_span_is_reported(tmp_path):
     path = write_lines(tmp_path, span_export("not-an-id", "66" * 8, answered()))
     assert errors_in(read(path)) == [

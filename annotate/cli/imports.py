@@ -206,6 +206,9 @@ def _print_report(report: ImportReport) -> None:
         say(f"  {error}")
     for warning in report.warnings[:PRINTED_ERRORS]:
         say(f"  warning: {warning}")
+    if report.warned > PRINTED_ERRORS:
+        more = counted(report.warned - PRINTED_ERRORS, "more warning")
+        say(f"  ... and {more} (--json lists the first {len(report.warnings):,})")
     hidden = report.rejected + report.conflicts - min(len(report.errors), PRINTED_ERRORS)
     if hidden > 0:
         say(f"  ... and more: all are stored; see `annotate errors {report.import_id}`")

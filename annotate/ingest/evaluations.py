@@ -11,17 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotate.ingest.otlp_evaluations import EVALUATION, OTEL_FIELDS
 from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import JudgeVerdict, Record, RowError, check_verdict
-
-EVALUATION = "gen_ai.evaluation.result"
-_OTEL_FIELDS = {
-    "judge": "gen_ai.evaluation.name",
-    "label": "gen_ai.evaluation.score.label",
-    "score": "gen_ai.evaluation.score.value",
-    "explanation": "gen_ai.evaluation.explanation",
-}
 
 
 @dataclass
@@ -48,9 +41,7 @@ def attach_evaluations(store: Store, import_id: int, records: Sequence[Record]) 
         verdict = check_verdict(record.data["verdict"])
         if isinstance(verdict, tuple):
             name, message = verdict
-            outcome.errors.append(
-                RowError(record.line, _OTEL_FIELDS.get(name, EVALUATION), message)
-            )
+            outcome.errors.append(RowError(record.line, OTEL_FIELDS.get(name, EVALUATION), message))
         elif not targets:
             outcome.errors.append(RowError(record.line, EVALUATION, _nowhere(record.data)))
         else:

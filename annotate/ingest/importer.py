@@ -33,7 +33,7 @@ from annotate.traces import (
 )
 
 BATCH_SIZE = 2000
-KEPT_ERRORS = 1000  # in the report; the store keeps every one
+KEPT_ERRORS = 1000  # in the report (the store keeps every error); warnings too
 # Files are read 1 MiB at a time: line by line through Python's default 8 KiB buffer, the
 # lines of a 730 MB file took 0.31-0.42 s to read; through 1 MiB, 0.07 s.
 READ_BUFFER = 1 << 20
@@ -52,7 +52,8 @@ class ImportReport:
     conflicts: int = 0
     attached: int = 0  # evaluations attached to calls imported earlier (OTLP)
     errors: list[RowError] = field(default_factory=list)
-    warnings: list[RowError] = field(default_factory=list)  # repaired, and imported
+    warnings: list[RowError] = field(default_factory=list)  # imported anyway: the first 1,000
+    warned: int = 0  # every warning, kept in `warnings` or not
 
     @property
     def is_clean(self) -> bool:
@@ -223,7 +224,9 @@ def _import_batch(
     if known:
         known.add(list(fresh))
     report.imported += len(fresh)
-    report.warnings.extend(w for trace in fresh.values() for w in trace.warnings)
+    warnings = [w for trace in fresh.values() for w in trace.warnings]
+    report.warned += len(warnings)
+    report.warnings.extend(warnings[: max(KEPT_ERRORS - len(report.warnings), 0)])
     sql.add_import_errors(store, report.import_id, errors)
     room = KEPT_ERRORS - len(report.errors)
     report.errors.extend(errors[: max(room, 0)])

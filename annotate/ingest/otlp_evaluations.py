@@ -1,6 +1,8 @@
 """OTLP evaluation records (gen_ai.evaluation.result span events and log records) and the
 spans they attach to: linked by traceId/spanId, or by gen_ai.response.id when the record names
-no span. One whose span is not in the file goes on as an "evaluation" Record for the importer.
+no span. One whose span is not in the file goes on as an "evaluation" Record for the importer;
+one that cannot be a verdict (no label, a score that is not a finite number) is rejected on its
+own line, naming the attribute, and its span is imported without it.
 """
 
 from __future__ import annotations
@@ -11,9 +13,16 @@ from typing import Any
 
 from annotate.ingest.otlp_messages import verdict_of
 from annotate.ingest.otlp_values import any_value, as_object, attributes_of, normalise_id, objects
-from annotate.traces import Record, RowError
+from annotate.traces import Record, RowError, check_verdict, describe_type, shown
 
 EVALUATION = "gen_ai.evaluation.result"
+SCORE = "gen_ai.evaluation.score.value"
+OTEL_FIELDS = {  # a verdict's field -> the attribute it came from
+    "judge": "gen_ai.evaluation.name",
+    "label": "gen_ai.evaluation.score.label",
+    "score": SCORE,
+    "explanation": "gen_ai.evaluation.explanation",
+}
 
 
 @dataclass
@@ -88,10 +97,10 @@ def attach_verdicts(
         _response_id(span.attributes): span for spans in traces.values() for span in spans
     }
     for evaluation in evaluations:
-        verdict = verdict_of(evaluation.attributes)
+        verdict = _checked_verdict(evaluation)
         span = _evaluated_span(traces, by_response, evaluation)
-        if verdict is None:
-            yield RowError(evaluation.line, "gen_ai.evaluation.score.label", _no_label(evaluation))
+        if isinstance(verdict, tuple):  # the evaluation is rejected on its line, its span kept
+            yield RowError(evaluation.line, *verdict)
         elif span is None:
             yield Record(evaluation.line, _loose(evaluation, verdict), kind="evaluation")
         elif all(verdict != held for _line, held in span.verdicts):
@@ -111,6 +120,25 @@ def _evaluated_span(
 def _response_id(attributes: dict[str, Any]) -> str | None:
     response_id = attributes.get("gen_ai.response.id")
     return response_id if isinstance(response_id, str) and response_id else None
+
+
+def _checked_verdict(evaluation: Evaluation) -> dict[str, Any] | tuple[str, str]:
+    """The evaluation's verdict, or (attribute, message) saying why it cannot be one."""
+    verdict = verdict_of(evaluation.attributes)
+    if verdict is None:
+        return OTEL_FIELDS["label"], _no_label(evaluation)
+    score = verdict["score"]
+    if score is not None and not isinstance(score, float):
+        return SCORE, (
+            f"must be a number, got {describe_type(score)} ({shown(score)}) on the evaluation "
+            f"from {verdict['judge']!r}; record the score as a doubleValue or intValue, or leave "
+            "it out: a grade such as 'high' belongs in gen_ai.evaluation.score.label"
+        )
+    checked = check_verdict(verdict)
+    if isinstance(checked, tuple):
+        name, message = checked
+        return OTEL_FIELDS.get(name, EVALUATION), message
+    return verdict
 
 
 def _no_label(evaluation: Evaluation) -> str:

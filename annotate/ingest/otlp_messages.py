@@ -264,12 +264,14 @@ def verdict_of(evaluation: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any) -> Any:
+    """A float for a number or numeric text; anything else as it came, for the evaluation's
+    check to reject by name (a grade such as "high" is not a score)."""
     if isinstance(value, bool) or value is None:
-        return None
+        return value
     try:
         return float(value)
     except OverflowError:
-        return float("inf")  # rejected by the trace's score check, with the field named
+        return float("inf")  # rejected by the evaluation's check as not finite
     except (TypeError, ValueError):
-        return None
+        return value

@@ -1,6 +1,6 @@
 """traces: the Trace row every input format becomes (rows.py), its validation (parse.py, with
-plain.py taking the usual shapes at once), and the limits the store can hold (limits.py,
-offsets.py).
+plain.py taking the usual shapes at once and keys.py warning of nested keys it ignores), and
+the limits the store can hold (limits.py, offsets.py).
 
 The bottom of the library, below store/: imports no other annotate package.
 """

@@ -11,6 +11,7 @@ from typing import Any
 
 from annotate.errors import counted
 from annotate.traces import plain
+from annotate.traces.keys import unknown_keys
 from annotate.traces.limits import (
     check_exact_number,
     check_finite,
@@ -84,18 +85,22 @@ def _parse_record(record: Record) -> Trace | list[RowError]:
             values[name] = parse(data.get(source), source in data)
         except _Invalid as exc:
             errors.append(RowError(record.line, exc.field, exc.message, record.unit))
-    if errors:
-        return errors
+    if errors:  # a key ignored (`lable`) may be why a field is missing: say so beside it
+        return errors + _noted(record, unknown_keys(data))
     try:
         attributes = _extra_attributes(values.pop("attributes"), data)
         values["claims"], repaired = _checked_claims(values["response"], values["claims"])
         _check_claim_references(values["claims"], values["judge"])
     except _Invalid as exc:
-        return [RowError(record.line, exc.field, exc.message, record.unit)]
-    warnings = tuple(RowError(record.line, name, text, record.unit) for name, text in repaired)
-    trace = Trace(**values, attributes=attributes, line=record.line, warnings=warnings)
+        return _noted(record, [(exc.field, exc.message), *unknown_keys(data)])
+    warnings = _noted(record, [*unknown_keys(data), *repaired])  # not content: not hashed
+    trace = Trace(**values, attributes=attributes, line=record.line, warnings=tuple(warnings))
     _ = trace.content_hash  # canonical JSON must be possible before the row is accepted
     return trace
+
+
+def _noted(record: Record, notes: list[tuple[str, str]]) -> list[RowError]:
+    return [RowError(record.line, field, message, record.unit) for field, message in notes]
 
 
 def _extra_attributes(attributes: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
