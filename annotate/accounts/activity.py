@@ -54,12 +54,10 @@ class Actor:
         return self.name
 
 
-# What an account may record when the CLI acts in its name (`--as`); a lead, anything. The
-# app's pages decide who may open them (ui.require_role); this holds the CLI to the same roles.
-ROLE_ACTS = {
-    "auditor": frozenset({"report", "export"}),
-    "reviewer": frozenset({"question"}),
-}
+# What an account may record when the CLI acts in its name (`--as`); a lead, anything; a
+# reviewer nothing: reviewers label in the app and may not read the CLI's reports (cli_actor).
+# The app's pages decide who may open them (ui.require_role); this holds the CLI to the same.
+ROLE_ACTS = {"auditor": frozenset({"report", "export"})}
 
 
 def may_act(who: Actor, kind: str) -> None:
@@ -72,8 +70,8 @@ def may_act(who: Actor, kind: str) -> None:
     allowed = sorted(ROLE_ACTS.get(who.role, ()))
     raise UsageError(
         f"--as {who.name}: {who.name!r} is {'an' if who.role[0] in 'aeiou' else 'a'} "
-        f"{who.role}, who may not record a {kind!r} act"
-        + (f" (only {', '.join(allowed)})" if allowed else "")
+        f"{who.role}, whose name may not be on {kind} acts"
+        + (f" (only on {' and '.join(allowed)} acts)" if allowed else "")
         + "; use --as with a lead's name, or leave --as out to act as the OS user"
     )
 
@@ -135,4 +133,9 @@ def cli_actor(store: Store, name: str | None) -> Actor:
         raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")
     if not row["active"]:
         raise UsageError(f"--as {name}: the account {name!r} is deactivated")
+    if row["role"] == "reviewer":  # blind to the judge and to others' labels, as in the app
+        raise UsageError(
+            f"--as {name}: {name!r} is a reviewer, and reviewers label in the app: no command "
+            "reads or acts in a reviewer's name; use --as with a lead's or an auditor's name"
+        )
     return Actor(name, "cli", row["role"])

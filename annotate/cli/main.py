@@ -1,10 +1,11 @@
 """The `annotate` command: argument parsing, exit codes and printing; the work is in the library.
 
 Exit codes: 0 everything imported (or exact duplicates), 1 some rows rejected or
-conflicting, 2 usage errors (bad arguments, unreadable or empty file), 3 the store is
-locked by another process, 4 an unexpected error (a bug: one line on stderr, the traceback
-in the log file it names). With --json one JSON document goes to stdout and every
-message to stderr.
+conflicting (or the act was refused: the message says why), 2 usage errors (bad
+arguments, unreadable or empty file, a bad setting), 3 the store is locked by another
+process, 4 an unexpected error (a bug: one line on stderr, the traceback in the log file
+it names), 5 `gate`: a warning only, 130 interrupted (Ctrl-C), 141 the reader of the
+output left. With --json one JSON document goes to stdout and every message to stderr.
 """
 
 from __future__ import annotations

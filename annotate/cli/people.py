@@ -10,7 +10,7 @@ import getpass
 import sys
 from typing import Any
 
-from annotate.accounts.activity import KINDS, activity
+from annotate.accounts.activity import KINDS, activity, may_act
 from annotate.accounts.users import ROLES, AuthError, add_user, list_users, set_active, set_password
 from annotate.cli.console import LIMIT, SEED
 from annotate.errors import counted
@@ -61,6 +61,13 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     assigning.set_defaults(run=lambda args: run_assign(args, writer, emit, say))
 
 
+def _may_change_accounts(args: argparse.Namespace, writer: Any) -> None:
+    """`--as` of an account that may not change accounts is refused before the password is
+    asked for; the store is not held open while somebody types."""
+    with writer(args):
+        may_act(args.actor, "account")
+
+
 def read_password(prompt: str = "Password: ") -> str:
     if sys.stdin.isatty():
         first = getpass.getpass(prompt)
@@ -71,6 +78,7 @@ def read_password(prompt: str = "Password: ") -> str:
 
 
 def run_user_add(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    _may_change_accounts(args, writer)
     password = read_password()
     with writer(args) as store:
         user = add_user(store, args.name, args.role, password, actor=args.actor)
@@ -86,6 +94,7 @@ def run_user_active(args: argparse.Namespace, writer: Any, say: Any, active: boo
 
 
 def run_user_password(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    _may_change_accounts(args, writer)
     password = read_password("New password: ")
     with writer(args) as store:
         set_password(store, args.name, password, actor=args.actor)

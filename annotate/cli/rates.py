@@ -59,12 +59,14 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     common(rates)
     rates.set_defaults(run=lambda args: run_rates(args, writer, emit))
 
-    gate = commands.add_parser("gate", help="exit 0 ok, 1 breach, 4 warning: for release pipelines")
+    gate = commands.add_parser("gate", help="exit 0 ok, 1 breach, 5 warning: for release pipelines")
     _scope(gate)
     gate.add_argument("--max-rate", type=float, required=True)
     gate.add_argument("--slice", action="append", default=[], metavar="COLUMN=VALUE")
     gate.add_argument("--by", help="gate every slice of these columns (default: the whole scope)")
-    gate.add_argument("--level", choices=LEVELS, default="response")
+    gate.add_argument(
+        "--level", choices=LEVELS, default="response", help="claim or response (default: response)"
+    )
     gate.add_argument("--estimator", choices=GATE_ESTIMATORS, default="weighted_human")
     common(gate)
     gate.set_defaults(run=lambda args: run_gate_command(args, writer, emit))
@@ -86,7 +88,9 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     window = commands.add_parser("trend", help="rates per day / week / month with a drift alert")
     _scope(window)
     window.add_argument("--window", choices=("day", "week", "month"), default="week")
-    window.add_argument("--level", choices=LEVELS, default="response")
+    window.add_argument(
+        "--level", choices=LEVELS, default="response", help="claim or response (default: response)"
+    )
     common(window)
     window.set_defaults(run=lambda args: run_trend(args, writer, emit))
     _add_export_commands(commands, common, writer, emit, say)

@@ -22,7 +22,8 @@ from annotate.store import assignments as settings_sql
 
 THRESHOLD_KEY = "rates_threshold"
 GATE_ESTIMATORS = ("weighted_human", "judge_corrected")
-EXIT_OK, EXIT_BREACH, EXIT_WARNING = 0, 1, 4
+# 5, not 4: 4 is every command's "unexpected error (a bug)", which a pipeline must tell apart
+EXIT_OK, EXIT_BREACH, EXIT_WARNING = 0, 1, 5
 
 
 def load_threshold(store: Store) -> float:

@@ -214,8 +214,8 @@ class Store:
 def memory_limit() -> str:
     """DuckDB's memory limit: ANNOTATE_MEMORY_LIMIT (e.g. 1GB, 800MB), else 512MB."""
     value = os.environ.get("ANNOTATE_MEMORY_LIMIT", "").strip() or DEFAULT_MEMORY_LIMIT
-    if not _SIZE.fullmatch(value):
-        raise StoreError(
+    if not _SIZE.fullmatch(value):  # a setting the user gave: a usage error, exit 2
+        raise UsageError(
             f"ANNOTATE_MEMORY_LIMIT={value!r} is not a size; give one like 400MB or 2GB"
         )
     return value
