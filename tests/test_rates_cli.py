@@ -196,3 +196,26 @@ def test_a_typo_in_a_sample_slice_or_column_is_a_usage_error_not_an_empty_result
     for args, message in cases:
         result = cli(*args, db=db)
         assert result.code == 2 and message in result.err, (args, result.code, result.err)
+
+
+def test_the_rates_table_prints_whole_slice_labels():
+    """Catches labels cut at 40 characters: with --by feature,risk_category the risk category
+    read 'risk_category=financ' and two slices could print alike."""
+    import io
+
+    from annotate.cli.rates import print_rows
+
+    row = {"level": "claim", "estimator": "weighted_human", "n": 12, "rate": 0.25, "low": 0.1,
+           "high": 0.5, "state": "ok"}  # fmt: skip
+    rows = [
+        {**row, "slice": {"feature": "code_assistant", "risk_category": "financial"}},
+        {**row, "slice": {"feature": "code_assistant", "risk_category": "financial_advice"}},
+        {**row, "slice": {"feature": "x" * 200}},
+    ]
+    out = io.StringIO()
+    print_rows(rows, out)
+    lines = out.getvalue().splitlines()
+    assert "feature=code_assistant, risk_category=financial " in lines[1]
+    assert "feature=code_assistant, risk_category=financial_advice " in lines[2]
+    assert "x" * 80 in lines[3] and "x" * 200 not in lines[3] and "…" in lines[3]
+    assert len({line.index(" claim ") for line in lines[1:]}) == 1  # the columns line up

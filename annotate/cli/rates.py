@@ -130,19 +130,25 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
     verify.set_defaults(run=lambda args: run_verify(args, emit, say))
 
 
+SLICE_CHARS = 100  # a slice label longer than this is cut, with an ellipsis
+
+
 def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     out = out or sys.stdout
+    labels = [", ".join(f"{k}={v}" for k, v in row["slice"].items()) or "overall" for row in rows]
+    wide = min(max([len("slice"), *map(len, labels)]), SLICE_CHARS)  # whole labels, up to a bound
     print(
-        f"{'slice':40} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state",
+        f"{'slice':{wide}} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state",
         file=out,
     )
-    for row in rows:
-        label = ", ".join(f"{k}={v}" for k, v in row["slice"].items()) or "overall"
+    for row, label in zip(rows, labels, strict=True):
+        if len(label) > wide:
+            label = label[: wide - 1] + "…"
         rate = "-" if row["rate"] is None else f"{row['rate']:.1%}"
         span = "" if row["low"] is None else f"[{row['low']:.1%}, {row['high']:.1%}]"
         note = f"  ({row['reason']})" if row.get("reason") else ""
         print(
-            f"{label[:40]:40} {row['level']:8} {row['estimator']:16} {row['n']:>7} {rate:>7} {span:>17}  {row['state']}{note}",
+            f"{label:{wide}} {row['level']:8} {row['estimator']:16} {row['n']:>7} {rate:>7} {span:>17}  {row['state']}{note}",
             file=out,
         )
 
