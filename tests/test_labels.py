@@ -76,7 +76,7 @@ def test_bad_label_rows_are_rejected_by_line_and_good_ones_kept(cli, tmp_path, f
         ],
     )
     result = cli("import-labels", path, "--json")
-    assert result.code == 1
+    assert result.code == 1  # in file order (the store checks of lines 3-5 run after line 6's)
     assert [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]] == [
         (
             2,
@@ -84,6 +84,9 @@ def test_bad_label_rows_are_rejected_by_line_and_good_ones_kept(cli, tmp_path, f
             "'hallucinated' is not in the active rubric; use one of: supported, "
             "partially_supported, contradicted, not_in_context, not_a_claim",
         ),
+        (3, "trace_id", "'nope' is not in the store; import the trace before its labels"),
+        (4, "claim", "trace 't-1' has 2 claims (indexes 0 to 1), so claim 9 does not exist"),
+        (5, "claim", "trace 't-2' has no claims yet; create its claims first"),
         (6, "reviewer", "is required and must be a non-empty string, got an empty string"),
         (6, "claim", "must be the claim's index in its trace (an integer >= 0), got 'first'"),
         (
@@ -92,8 +95,5 @@ def test_bad_label_rows_are_rejected_by_line_and_good_ones_kept(cli, tmp_path, f
             "'typo' is not an error type; use one of: entity, number, temporal, "
             "relation, negation, overgeneralization, causal, attribution, fabricated_detail, other",
         ),
-        (3, "trace_id", "'nope' is not in the store; import the trace before its labels"),
-        (4, "claim", "trace 't-1' has 2 claims (indexes 0 to 1), so claim 9 does not exist"),
-        (5, "claim", "trace 't-2' has no claims yet; create its claims first"),
     ]
     assert events(fresh_store) == [("t-1", 0, "carol", "supported", None, None, "import")]

@@ -189,6 +189,7 @@ def _import_batch(
         row["created_at"] = row["created_at"] or now
     sql.insert_label_events(store, rows)
     report.imported += len(rows)
+    errors.sort(key=lambda error: error.line)  # the checks run one after another: file order
     import_sql.add_import_errors(store, report.import_id, errors)
     report.errors.extend(errors[: max(KEPT_ERRORS - len(report.errors), 0)])
 
