@@ -5,6 +5,7 @@ retries only the failed calls, status counts, and the Rubric page for each role.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import plain, run_app
@@ -80,6 +81,18 @@ def test_failed_calls_exit_1_are_listed_and_a_rerun_retries_only_them(
     second = cli("judge", "--sample", "loop", "--json")
     assert second.code == 0 and second.json()["judged"] == 1
     assert len(fake_anthropic.message_requests()) == calls + 1
+
+
+def test_the_rubric_help_lists_every_rubric_subcommand(cli):
+    group = cli("rubric", "--help", db=None)
+    assert group.code == 0
+    usage = " ".join(group.out.split())
+    registered = re.search(r"annotate rubric \[-h\] \{([a-z,]+)\}", usage)[1].split(",")
+    assert {"list", "calibrate", "propose"} <= set(registered)
+    listed = f"rubric versions: {', '.join(registered)}"
+    assert listed in usage  # the group's own help
+    every = cli("--help", db=None)
+    assert every.code == 0 and f"rubric {listed}" in " ".join(every.out.split())
 
 
 def test_rubric_list_show_export_import(loop_db, cli, tmp_path):

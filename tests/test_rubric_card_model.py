@@ -33,6 +33,7 @@ def test_a_card_for_the_runs_own_model_is_fresh_for_that_judge(calibrating_db, c
     assert cli("judge", "--sample", "loop", "--model", BASELINE).code == 0
     marked = cli("rubric", "calibrate", "1", "--sample", "loop", "--model", BASELINE, "--json")
     assert marked.code == 0, marked.err
+    assert marked.err.startswith("marked rubric v1 calibrated for overall")
     assert marked.json()["card"]["judge"] == f"rubric-v1:{BASELINE}"
     assert marked.json()["status"]["status"] == "fresh"
     assert card_state(cli, 1) == "fresh"

@@ -34,6 +34,15 @@ def test_a_sample_without_labels_says_label_first_or_all_claims(unlabelled_db, c
     assert HINT in done.out and "--all-claims" in done.out and "Label page" in done.out
 
 
+def test_only_the_explanation_is_printed_not_a_report_of_zeros(unlabelled_db, cli):
+    for flags in ((), ("--dry-run",)):
+        done = cli("judge", "--sample", "loop", "--baseline", *flags)
+        assert done.code == 0, done.err
+        [line] = done.out.splitlines()
+        assert line.startswith(HINT) and "done: 0 verdicts" not in done.out
+        assert done.err == ""
+
+
 def test_the_llm_judge_needs_no_key_to_say_there_is_nothing_to_judge(unlabelled_db, cli):
     done = cli("judge", "--sample", "loop")
     assert done.code == 0, done.err

@@ -10,7 +10,8 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError, counted
-from annotate.rubrics.loop import few_shot_candidates, mark_calibrated
+from annotate.rubrics.loop import few_shot_candidates, mark_calibrated, not_ready_reason
+from annotate.rubrics.render import card_markdown
 from annotate.rubrics.runner import estimate_text, plan_run, run_judge, unfinished_run
 from annotate.rubrics.split import ensure_split
 from annotate.rubrics.versions import (
@@ -155,6 +156,12 @@ def mark_controls(store: Store, rubric, samples: list[str], user) -> None:
         if sample and st.button("Mark calibrated", key="rubric_mark"):
             try:
                 found = mark_calibrated(store, rubric.judge_name(), sample, actor=user.name)
-                st.success(ui.fmt("Calibrated for {}", counted(len(found["slices"]), "slice")))
             except AnnotateError as exc:
                 ui.show_error(exc)
+                return
+            reason = not_ready_reason(found)
+            if reason is None:
+                st.success(ui.fmt("Calibrated for {}", counted(len(found["slices"]), "slice")))
+                return
+            st.warning(ui.md(ui.app_text(reason)))  # the card below says why, slice by slice
+            st.code("\n".join(card_markdown(found["card"])), language="markdown")

@@ -12,7 +12,7 @@ from annotate.cli.console import out_file
 from annotate.errors import UsageError, counted
 from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
-from annotate.rubrics.loop import calibrated_marks, mark_calibrated
+from annotate.rubrics.loop import calibrated_marks, mark_calibrated, not_ready_reason
 from annotate.rubrics.render import card_markdown
 from annotate.rubrics.runner import estimate_text, nothing_to_judge, run_judge
 from annotate.rubrics.versions import (
@@ -24,6 +24,19 @@ from annotate.rubrics.versions import (
 )
 
 EXIT_FAILED_CALLS = 1
+EXIT_NOT_READY = 1  # an outcome, like a failed gate: the card is printed, nothing is marked
+# The `rubric` subcommands and their help: the group's help lists these names, and a
+# subcommand is registered only through this table (the test checks each name is registered).
+RUBRIC_ACTIONS = {
+    "list": "every version",
+    "show": "one version, its calibration marks and whether they are stale",
+    "export": "YAML (default) or Markdown with the calibration card",
+    "import": "a YAML rubric: the same content is the same version",
+    "current": "make VERSION the one `annotate judge` uses",
+    "calibrate": "print the calibration card; mark the version calibrated where it is ready",
+    "propose": "draft a new version from the judge's disagreements on the tuning part "
+    "(one LLM call)",
+}
 
 
 def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -52,48 +65,42 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     common(judge)
     judge.set_defaults(run=lambda args: run_judge_command(args, writer, emit, say))
 
-    rubric = commands.add_parser("rubric", help="rubric versions: list, show, export, import")
+    summary = "rubric versions: " + ", ".join(RUBRIC_ACTIONS)
+    rubric = commands.add_parser("rubric", help=summary, description=summary)
     actions = rubric.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="every version")
+
+    def action(name: str) -> Any:
+        return actions.add_parser(name, help=RUBRIC_ACTIONS[name])
+
+    listing = action("list")
     common(listing)
     listing.set_defaults(run=lambda args: run_list(args, writer, emit))
-    show = actions.add_parser(
-        "show", help="one version, its calibration marks and whether they are stale"
-    )
+    show = action("show")
     show.add_argument("version", type=int)
     common(show)
     show.set_defaults(run=lambda args: run_show(args, writer, emit))
-    export = actions.add_parser(
-        "export", help="YAML (default) or Markdown with the calibration card"
-    )
+    export = action("export")
     export.add_argument("version", type=int)
     export.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
     export.add_argument("--out", type=out_file, help="file to write (default: stdout)")
     common(export, json_flag=False)
     export.set_defaults(run=lambda args: run_export(args, writer, say))
-    imported = actions.add_parser(
-        "import", help="a YAML rubric: the same content is the same version"
-    )
+    imported = action("import")
     imported.add_argument("file")
     common(imported)
     imported.set_defaults(run=lambda args: run_import(args, writer, emit))
-    current = actions.add_parser("current", help="make VERSION the one `annotate judge` uses")
+    current = action("current")
     current.add_argument("version", type=int)
     common(current)
     current.set_defaults(run=lambda args: run_current(args, writer, say))
-    mark = actions.add_parser(
-        "calibrate", help="mark a judged version calibrated where it is ready"
-    )
+    mark = action("calibrate")
     mark.add_argument("version", type=int)
     mark.add_argument("--sample", required=True)
     mark.add_argument("--model", help="the model of the run (default: the version's)")
     mark.add_argument("--by", default="feature", help="slices (default: feature)")
     common(mark)
-    mark.set_defaults(run=lambda args: run_calibrate(args, writer, emit))
-    propose = actions.add_parser(
-        "propose",
-        help="draft a new version from the judge's disagreements on the tuning part (one LLM call)",
-    )
+    mark.set_defaults(run=lambda args: run_calibrate(args, writer, emit, say))
+    propose = action("propose")
     propose.add_argument("version", type=int)
     propose.add_argument("--sample", required=True)
     propose.add_argument("--model", help="the model of the judged run (default: the version's)")
@@ -113,17 +120,16 @@ def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any
             batch=args.batch, dry_run=args.dry_run, labelled_only=not args.all_claims,
             progress=progress, poll_seconds=args.poll_seconds, actor=args.actor,
         )  # fmt: skip
-    if not args.json:
-        print(file=sys.stderr)
+    hint = nothing_to_judge(report, labelled_only=not args.all_claims)
     if args.json:
         emit(report.as_json())
+        if hint:  # stdout holds the document alone
+            say(hint)
+    elif hint:  # a report of zeros would only hide the reason
+        print(hint)
     else:
+        print(file=sys.stderr)  # ends the progress line
         _print_report(report)
-    hint = nothing_to_judge(report, labelled_only=not args.all_claims)
-    if hint and args.json:  # stdout holds the document alone
-        say(hint)
-    elif hint:
-        print(f"  {hint}")
     missing = report.failed or (report.status == "submitted" and report.to_judge)
     return EXIT_FAILED_CALLS if missing and not report.dry_run else 0
 
@@ -224,7 +230,7 @@ def run_current(args: argparse.Namespace, writer: Any, say: Any) -> int:
     return 0
 
 
-def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     by = [part.strip() for part in args.by.split(",") if part.strip()]
     with writer(args) as store:
         judge = get_rubric(store, args.version).judge_name(args.model)
@@ -232,8 +238,14 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         status = card_status(store, result["card"])
     if args.json:
         emit({**result, "status": status})
-        return 0
-    print("\n".join(card_markdown(result["card"], status)))
+    else:
+        print("\n".join(card_markdown(result["card"], status)))
+    reason = not_ready_reason(result)
+    if reason:
+        say(reason)
+        return EXIT_NOT_READY
+    names = [", ".join(f"{k}={v}" for k, v in s.items()) or "overall" for s in result["slices"]]
+    say(f"marked rubric v{args.version} calibrated for {'; '.join(names)}")
     return 0
 
 

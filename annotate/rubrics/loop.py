@@ -5,7 +5,7 @@ a version calibrated for the slices where it meets the readiness thresholds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
@@ -16,6 +16,7 @@ from annotate.rubrics.card import (
     REPETITIONS,
     build_card,
     judge_calibration,
+    ready_slices,
     rubric_judge,
     scored_units,
 )
@@ -115,21 +116,19 @@ def mark_calibrated(
     store: Store, judge: str, sample: str, by: Sequence[str] = ("feature",),
     actor: Actor | str | None = None, repetitions: int = REPETITIONS,
 ) -> dict[str, Any]:  # fmt: skip
-    """Mark the judge's rubric version calibrated for the slices meeting readiness (held-out)."""
+    """Mark the judge's rubric version calibrated for the slices meeting readiness (held-out).
+
+    Always returns the card; a judge ready on no slice is an outcome, not an error: nothing is
+    marked, `id` is None, `slices` is empty and `not_ready_reason` says why."""
     found = rubric_judge(judge)
     if found is None:
         raise UsageError(
             f"{judge!r} is not one of our judges (rubric-vN:model); run `annotate judge`"
         )
     card = build_card(store, judge, sample, by, repetitions=repetitions)
-    from annotate.rubrics.card import ready_slices
-
     slices = ready_slices(card)
     if not slices:
-        raise UsageError(
-            f"{judge} meets the readiness thresholds on no slice of the held-out part of "
-            f"{sample!r} ({card[HELD_OUT]['readiness']['verdict']}); nothing marked"
-        )
+        return {"id": None, "slices": [], "card": card}
     who = as_actor(actor)
     with store.transaction():
         mark = sql.insert_calibration(store, {
@@ -138,6 +137,20 @@ def mark_calibrated(
         })  # fmt: skip
         record_act(store, who, "rubric", f"rubric v{found[0]}", calibrated=slices, judge=judge)
     return {"id": mark, "slices": slices, "card": card}
+
+
+def not_ready_reason(result: Mapping[str, Any]) -> str | None:
+    """Why `mark_calibrated` marked nothing and what to do; None when it marked a slice."""
+    if result["slices"]:
+        return None
+    card = result["card"]
+    return (
+        f"nothing marked: {card['judge']} meets the readiness thresholds on no slice of the "
+        f"held-out part of {card['sample']!r} ({card[HELD_OUT]['readiness']['verdict']}); "
+        "label more claims of the sample (more held-out gold narrows the intervals), revise the "
+        "rubric and judge again, or change the thresholds (the Calibration page, or "
+        f"`annotate calibration --judge {card['judge']} --min-kappa K --min-sensitivity S`)"
+    )
 
 
 def calibrated_marks(store: Store, version: int | None = None) -> list[dict[str, Any]]:
