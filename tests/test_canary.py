@@ -18,8 +18,8 @@ from annotate.canary.scoring import import_responses, outcome, score
 from annotate.canary.suite import build_items, export_jsonl, make_suite
 from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
-from annotate.sampling.allocation import SampleSpec
-from annotate.sampling.samples import draw_sample, top_up
+from annotate.sampling.allocation import SampleSpec, parse_where
+from annotate.sampling.samples import draw_sample, plan_sample, top_up
 
 CONTEXT = (
     "Invoice INV-58389 (ticket Q-2041, plan v2) is at https://pay.example.com/i/58389?x=12 "
@@ -317,6 +317,36 @@ def test_replayed_responses_never_enter_a_sampling_frame(suite_store, tmp_path):
     plan = draw_sample(suite_store, SampleSpec(name="all", n=len(TRACES), by=("feature",), seed=2))
     assert plan.frame_size == len(TRACES)
     assert sorted(plan.trace_ids) == sorted(t["trace_id"] for t in TRACES)
+
+
+def test_replays_are_excluded_by_a_reason_of_their_own_not_as_filtered_out(suite_store, tmp_path):
+    """Catches a new sample's plan counting every replay as `filtered_out` with no --where:
+    the filters removed nothing; the replays never enter a frame."""
+    path, n = replay(tmp_path, suite_store, "ok", lambda row: "; ".join(row["expected"]), "m")
+    import_responses(suite_store, "s", path)
+    plan = plan_sample(suite_store, SampleSpec(name="all", n=3, by=("feature",), seed=2))
+    assert plan.excluded == {"no_context": 0, "filtered_out": 0, "canary_replay": n}
+    where = SampleSpec(name="one", n=1, by=("feature",), seed=2, filters=parse_where(["model=x"]))
+    suite_store.execute("UPDATE traces SET model = 'x' WHERE trace_id = 'c-0'")
+    narrowed = plan_sample(suite_store, where)
+    assert narrowed.frame_size == 1
+    assert narrowed.excluded == {
+        "no_context": 0,
+        "filtered_out": len(TRACES) - 1,
+        "canary_replay": n,
+    }
+
+
+def test_a_queue_without_responses_yet_is_a_sample_that_holds_no_traces(suite_store, tmp_path):
+    from annotate.labelling.assignment import assign
+
+    path, _ = replay(tmp_path, suite_store, "ok", lambda row: "; ".join(row["expected"]), "m")
+    _, counts = import_responses(suite_store, "s", path)
+    assert counts["neither"] == 0
+    with pytest.raises(UsageError, match="^sample 'canary:s' holds no traces yet$"):
+        assign(suite_store, "canary:s", ["rita"], per_trace=1)
+    with pytest.raises(UsageError, match="the samples are 'canary:s', 'm' "):
+        assign(suite_store, "canary:t", ["rita"], per_trace=1)
 
 
 _PROTECTED = [

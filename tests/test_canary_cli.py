@@ -81,6 +81,25 @@ def test_a_copier_passes_every_item_and_a_world_knowledge_responder_none(cli, sc
     assert 0 < worldly["high"] < 0.2 and 0.8 < copier["low"] < 1
 
 
+def test_a_plan_after_the_replays_counts_them_apart_from_what_the_filters_removed(cli, scored):
+    """Catches `filtered_out` counting every replayed response of a suite with no --where."""
+    lines = (ROOT / "data" / "sample_traces.jsonl").read_text().splitlines()[:400]
+    contexts = [json.loads(line)["context"] for line in lines]
+    judgeable = sum(
+        any((c if isinstance(c, str) else c.get("text") or "").strip() for c in items or [])
+        for items in contexts
+    )
+    result = cli("sample", "--name", "next", "--n", "20", "--plan-only", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["frame_size"] == judgeable
+    assert result.json()["excluded"] == {
+        "no_context": len(lines) - judgeable,
+        "filtered_out": 0,
+        "canary_replay": 2 * scored,
+    }
+    assert f"filtered_out 0, canary_replay {2 * scored})" in result.err
+
+
 def test_the_same_seed_writes_the_same_suite_bytes(cli, scored, tmp_path):
     again = tmp_path / "again.jsonl"
     args = ["--sample", "m", "--rule", "halve", "--swap-names", "--seed", "9", "--out", str(again)]

@@ -163,7 +163,7 @@ def test_provided_leaves_the_others_without_claims_and_unknown_samples_are_usage
 ):
     report = create_claims(sample_store, "s", "provided")
     assert (report.created, report.already_had, report.without_claims) == (0, 1, 2)
-    with pytest.raises(UsageError, match="no sample named 'nope'; draw one first"):
+    with pytest.raises(UsageError, match="no sample named 'nope'; the samples are 's' "):
         create_claims(sample_store, "nope", "sentences")
     with pytest.raises(UsageError, match="unknown extractor 'spacy'"):
         create_claims(sample_store, "s", "spacy")

@@ -119,6 +119,13 @@ def test_init_loads_a_sample_only_into_an_empty_store(cli):
     assert len(cli("status", "--json").json()["imports"]) == 1
 
 
+def test_init_counts_the_sample_traces_it_loaded_in_the_number_they_take(cli, tmp_path):
+    one = tmp_path / "one.jsonl"
+    one.write_text(GOOD.read_text().splitlines(keepends=True)[0])
+    result = cli("init", "--sample", str(one))
+    assert result.code == 0 and f"loaded 1 sample trace from {one}" in result.err
+
+
 def _hold_the_store(db: Path) -> subprocess.Popen[str]:
     code = (
         "import sys, time\n"

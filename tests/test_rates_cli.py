@@ -49,6 +49,23 @@ def test_rates_json_has_every_estimator_per_slice_with_the_contract_names(cli, s
     assert by_name[("judge_corrected", "claim")]["judge"] == "prod-judge"
 
 
+def test_too_little_data_counts_its_labelled_traces_in_the_number_they_take(cli, tmp_path):
+    """Catches "too little data: 1 labelled traces (< 10)"."""
+    db = make_store(tmp_path, {"billing_qa": 0.0, "hr_policy": 0.0}, sample_n=2)
+    result = cli("rates", "--sample", "main", "--by", "feature", "--json", db=db)
+    assert result.code == 0, result.err
+    reasons = {
+        tuple(r["slice"].values()): r["reason"]
+        for r in result.json()["rows"]
+        if (r["estimator"], r["level"]) == ("weighted_human", "claim")
+    }
+    assert reasons == {
+        (): "too little data: 2 labelled traces (< 10)",
+        ("billing_qa",): "too little data: 1 labelled trace (< 10)",
+        ("hr_policy",): "too little data: 1 labelled trace (< 10)",
+    }
+
+
 def test_gate_exits_0_when_every_interval_is_under_the_threshold(cli, stores):
     result = cli(
         "gate", "--sample", "main", "--max-rate", "0.10", "--resamples", "200", db=stores["clean"]

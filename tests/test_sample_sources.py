@@ -110,7 +110,11 @@ def test_in_place_draw_equals_import_then_sample(dataset, imported, fresh_store)
     direct = Counter((r["feature"], r["risk_category"]) for r in judgeable)
     assert plan.frame_size == len(judgeable) == full_plan.frame_size
     assert {s.values: s.population for s in plan.strata} == dict(direct)
-    assert plan.excluded == {"no_context": len(rows) - len(judgeable), "filtered_out": 0}
+    assert plan.excluded == {
+        "no_context": len(rows) - len(judgeable),
+        "filtered_out": 0,
+        "canary_replay": 0,
+    }
     row = sample_row(fresh_store, "lake")
     assert row["source"]["format"] == "parquet"
     assert row["frame_size"] == len(judgeable)
@@ -456,6 +460,42 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
     assert again.code == 2 and "drawn by a warehouse" in again.err
     listed = cli("samples", "--json").json()["samples"]
     assert listed[0]["source"]["counts"] == str(counts_csv)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("counts missing", "none.csv does not exist or is not a file"),
+        ("counts empty", "empty.csv is empty"),
+        ("counts a folder", "does not exist or is not a file"),
+        ("rows missing", "--from-rows {tmp}/none.parquet matches no file"),
+        ("source missing", "--source {tmp}/nothing/*.parquet matches no file"),
+        ("source without --n", "give the sample size with --n"),
+    ],
+)
+def test_a_sample_whose_input_cannot_be_read_exits_2_and_creates_no_store(
+    dataset, tmp_path, cli, case, message
+):
+    """Catches a typo in a file name leaving an empty store behind: a draw from files or a
+    warehouse's results may create the store, so its inputs are checked before it is opened."""
+    root, _, paths = dataset
+    counts = tmp_path / "counts.csv"
+    counts.write_text("feature,traces\nbilling_qa,30\n")
+    (tmp_path / "empty.csv").write_text("")
+    rows, source = str(paths[0]), str(root / "traces" / "**" / "*.parquet")
+    args = {
+        "counts missing": ["--from-counts", str(tmp_path / "none.csv"), "--from-rows", rows],
+        "counts empty": ["--from-counts", str(tmp_path / "empty.csv"), "--from-rows", rows],
+        "counts a folder": ["--from-counts", str(tmp_path), "--from-rows", rows],
+        "rows missing": ["--from-counts", str(counts), "--from-rows", f"{tmp_path}/none.parquet"],
+        "source missing": ["--source", f"{tmp_path}/nothing/*.parquet"],
+        "source without --n": ["--source", source],
+    }[case]
+    size = [] if case == "source without --n" else ["--n", "5"]
+    new = tmp_path / "new.duckdb"
+    result = cli("sample", *args, "--name", "w", *size, "--by", "feature", db=new)
+    assert result.code == 2 and not new.exists(), result.err
+    assert message.format(tmp=tmp_path) in result.err
 
 
 def test_cli_rates_of_a_source_sample_use_the_frames_judge_counts(dataset, cli, db_path):

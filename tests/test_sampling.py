@@ -143,7 +143,7 @@ def test_plan_reports_each_stratum_with_its_inclusion_probability(frame_store):
         frame_store, SampleSpec(name="p", n=120, allocation="neyman", min_per_stratum=5, seed=1)
     )
     assert plan.total == 120
-    assert plan.excluded == {"no_context": 30, "filtered_out": 0}
+    assert plan.excluded == {"no_context": 30, "filtered_out": 0, "canary_replay": 0}
     assert plan.frame_size == 1170
     for stratum in plan.strata:
         assert 5 <= stratum.sample <= stratum.population
@@ -371,7 +371,7 @@ def test_cli_sample_json_contract_plan_draw_and_top_up(cli, tmp_path):
         1170,
         [],
     )
-    assert document["excluded"] == {"no_context": 30, "filtered_out": 0}
+    assert document["excluded"] == {"no_context": 30, "filtered_out": 0, "canary_replay": 0}
     first = document["strata"][0]
     assert set(first) == {"stratum", "population", "sample", "inclusion_probability"}
     assert set(first["stratum"]) == {"feature", "risk_category"}
@@ -409,6 +409,41 @@ def test_cli_sample_errors_exit_2(cli, tmp_path):
     assert result.code == 2 and "unknown column or attribute 'colour'" in result.err
     assert cli("sample", "--name", "s", "--top-up", "5").code == 2
     assert cli("sample", "--name", "s", "--n", "10", "--where", "feature").code == 2
+
+
+def test_an_unknown_sample_is_a_usage_error_naming_the_samples_there_are(cli, db_path, tmp_path):
+    """Catches a typo in --sample answered with "`annotate samples` lists them" (another
+    command to run) or "draw one first" when there are samples: every command that takes a
+    sample names the first ten there are, sorted, and how many more."""
+    store = open_store(db_path)
+    import_traces(store, write_traces(tmp_path / "traces.jsonl", 200))
+    store.close()
+    commands = [
+        ("agreement", "--sample", "nosuch"),
+        ("calibration", "--judge", "j", "--sample", "nosuch"),
+        ("rates", "--sample", "nosuch"),
+        ("gate", "--sample", "nosuch", "--max-rate", "0.1"),
+        ("bundle", "--sample", "nosuch", "--out", str(tmp_path / "bundle.zip")),
+        ("assign", "--sample", "nosuch", "--reviewers", "rita"),
+        ("claims", "--sample", "nosuch"),
+        ("canary", "make", "--sample", "nosuch", "--name", "z", "--out", str(tmp_path / "z")),
+        ("sample", "--name", "nosuch", "--top-up", "1"),
+        ("judge", "--sample", "nosuch", "--baseline"),
+        ("sample", "show", "nosuch"),
+    ]
+    none = "no sample named 'nosuch': there are no samples yet; draw one with `annotate sample`"
+    for args in commands:
+        result = cli(*args)
+        assert (result.code, result.err.strip()) == (2, f"error: {none}"), args
+    store = open_store(db_path)
+    for index in reversed(range(12)):  # drawn last to first: the message sorts them
+        draw_sample(store, SampleSpec(name=f"s{index:02d}", n=4, by=("feature",), seed=index))
+    store.close()
+    names = ", ".join(f"'s{index:02d}'" for index in range(10))
+    some = f"no sample named 'nosuch'; the samples are {names} and 2 more (`annotate samples`"
+    for args in commands:
+        result = cli(*args)
+        assert result.code == 2 and some in result.err, (args, result.err)
 
 
 def test_a_top_up_draws_from_the_frame_as_drawn_not_from_later_imports(tmp_path):

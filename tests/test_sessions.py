@@ -288,6 +288,7 @@ def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path, m
         ("alice", ("user", "deactivate", "bob")),
         ("audrey", ("assign", "--sample", "demo", "--reviewers", "alice", "--per-trace", "1")),
         ("audrey", ("user", "add", "zed", "--role", "lead")),  # refused before the password
+        ("audrey", ("sample", "--name", "more", "--n", "1", "--by", "feature")),  # before the plan
         ("alice", ("activity",)),  # a reviewer reads nothing either: blind, as in the app
         ("alice", ("rates", "--sample", "demo")),
     ]:

@@ -18,6 +18,7 @@ from annotate.agreement.tables import ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.judge.labels import ABSTAINED
 from annotate.labelling.evidence import judge_labels, judged_units, load_evidence
+from annotate.sampling.samples import known_sample
 from annotate.stats import coefficients as stats
 from annotate.stats.gold import (
     UNSUPPORTED,
@@ -37,7 +38,6 @@ from annotate.stats.judge import (
 from annotate.store import Store
 from annotate.store import assignments as settings_sql
 from annotate.store import evidence as sql
-from annotate.store.samples import sample_row
 
 __all__ = ["JUDGE_STATISTICS", "Pair", "calibration", "calibration_stats", "confusion"]
 MIN_GOLD = 20
@@ -213,8 +213,8 @@ def check_names(store: Store, judge: str, sample: str | None) -> None:
     if judge not in judges:
         known = ", ".join(judges) or "none yet (import traces with judge verdicts)"
         raise UsageError(f"no verdicts from judge {judge!r}; judges in the store: {known}")
-    if sample is not None and sample_row(store, sample) is None:
-        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    if sample is not None:
+        known_sample(store, sample)
 
 
 def calibration(

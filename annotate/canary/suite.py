@@ -19,7 +19,7 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.canary.matching import has_value, read_response
 from annotate.canary.rules import Change, Rewriter, parse_rule
 from annotate.errors import UsageError
-from annotate.sampling.samples import sample_trace_ids
+from annotate.sampling.samples import known_sample_traces
 from annotate.store import Store
 from annotate.store import canary as sql
 from annotate.store import samples as sample_sql
@@ -154,11 +154,7 @@ def make_suite(
     """Make and store a suite from the sample's traces; one transaction, one `canary` act."""
     _check_name(store, name)
     parse_rule(rule)
-    trace_ids = sample_trace_ids(store, sample)
-    if not trace_ids:
-        raise UsageError(
-            f"no sample named {sample!r} with traces; draw one first (annotate sample)"
-        )
+    trace_ids = known_sample_traces(store, sample)
     traces = sql.source_traces(store, trace_ids)
     items, skipped = build_items(traces, name, rule, swap_names, seed, max_questions)
     if not items:

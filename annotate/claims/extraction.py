@@ -17,7 +17,7 @@ from typing import Any
 from annotate import llm
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import UsageError
-from annotate.sampling.samples import sample_trace_ids
+from annotate.sampling.samples import known_sample_traces, sample_trace_ids
 from annotate.store import Store
 from annotate.store import claims as sql
 
@@ -239,9 +239,7 @@ def create_claims(
     The run is recorded as `actor`'s act (None: the OS user)."""
     may_act(as_actor(actor), "claims")  # before any trace is given claims
     chosen = _choose_extractor(extractor, client, max_claims)
-    trace_ids = sample_trace_ids(store, sample)
-    if not trace_ids:
-        raise ClaimsError(f"no sample named {sample!r}; draw one first with `annotate sample`")
+    trace_ids = known_sample_traces(store, sample)
     if chosen == "llm" and client is None:
         client = llm.make_client("LLM claim extraction", NO_KEY_FIX)
     report = ClaimReport(traces=len(trace_ids), extractor=chosen)

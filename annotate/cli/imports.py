@@ -147,7 +147,7 @@ def run_init(args: argparse.Namespace) -> int:
         if not sample.exists() and sample == SAMPLE_TRACES:
             _write_demo_data(sample.parent)
         report = import_traces(store, sample, progress=_progress_printer(), actor=args.actor)
-        say(f"{store.path}: loaded {report.imported} sample traces from {sample}")
+        say(f"{store.path}: loaded {counted(report.imported, 'sample trace')} from {sample}")
         if sample == SAMPLE_TRACES:
             _draw_demo_sample(store, args.actor)
             _label_demo_sample(store, sample.with_name("sample_truth.jsonl"))

@@ -8,8 +8,10 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from annotate.accounts.activity import may_act
 from annotate.cli.console import SEED
 from annotate.errors import counted
+from annotate.ingest import input_file
 from annotate.ingest.importer import parse_mapping
 from annotate.sampling.allocation import (
     ALLOCATIONS,
@@ -22,7 +24,12 @@ from annotate.sampling.allocation import (
 )
 from annotate.sampling.results import draw_from_results
 from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
-from annotate.sampling.sources import SOURCE_FORMATS, draw_from_source, make_source
+from annotate.sampling.sources import (
+    SOURCE_FORMATS,
+    draw_from_source,
+    make_source,
+    matched_files,
+)
 from annotate.sampling.warehouse import DIALECTS
 from annotate.sampling.warehouse import emit as emit_queries
 
@@ -140,39 +147,54 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         return run_emit_sql(args, emit)
     if not args.name:
         raise SampleError("give the sample a --name")
-    if args.top_up is not None:
-        _check_top_up_flags(args)
     if bool(args.from_counts) != bool(args.from_rows):
         raise SampleError("--from-counts and --from-rows go together: the two queries' results")
-    with writer(args) as store:
-        if args.top_up is not None:
+    if args.top_up is not None:
+        _check_top_up_flags(args)
+        with writer(args) as store:
+            if not args.plan_only:
+                may_act(args.actor, "top_up")  # an auditor's --as: refused before any work
             plan = _stored_unless(
                 args.plan_only,
                 store,
                 lambda: top_up(store, args.name, args.top_up, created_by=args.actor),
             )
-        elif args.from_counts:
-            plan = _stored_unless(
-                args.plan_only,
-                store,
-                lambda: draw_from_results(
-                    store, spec_from_args(args), args.from_counts, args.from_rows, args.actor,
-                    judge=args.judge_name,
-                ),
-            )  # fmt: skip
-        elif args.source:
-            source = make_source(args.source, args.source_format, parse_mapping(args.map))
-            plan = draw_from_source(
-                store, spec_from_args(args), source, args.actor, plan_only=args.plan_only
-            )
-        elif args.plan_only:
-            plan = plan_sample(store, spec_from_args(args))
-        else:
-            plan = draw_sample(store, spec_from_args(args), created_by=args.actor)
+    else:
+        plan = _draw(args, writer)
     if args.json:
         emit(plan.as_json())
     say(describe_plan(plan, stored=not args.plan_only))
     return 0
+
+
+def _draw(args: argparse.Namespace, writer: Any) -> Plan:
+    """A new sample. Its spec and the files it reads are checked before the store is opened: a
+    draw from files or a warehouse's results may create the store, and a typo creates none."""
+    spec = spec_from_args(args)
+    source = None
+    if args.from_counts:
+        input_file(args.from_counts, "annotate sample --from-counts COUNTS.csv --from-rows ...")
+        matched_files(args.from_rows, "--from-rows")
+    elif args.source:
+        source = make_source(args.source, args.source_format, parse_mapping(args.map))
+        matched_files(source.path)
+    with writer(args) as store:
+        if not args.plan_only:
+            may_act(args.actor, "sample")  # an auditor's --as: refused before the frame is read
+        if args.from_counts:
+            return _stored_unless(
+                args.plan_only,
+                store,
+                lambda: draw_from_results(
+                    store, spec, args.from_counts, args.from_rows, args.actor,
+                    judge=args.judge_name,
+                ),
+            )  # fmt: skip
+        if source is not None:
+            return draw_from_source(store, spec, source, args.actor, plan_only=args.plan_only)
+        if args.plan_only:
+            return plan_sample(store, spec)
+        return draw_sample(store, spec, created_by=args.actor)
 
 
 def _check_top_up_flags(args: argparse.Namespace) -> None:

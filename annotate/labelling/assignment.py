@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.accounts.users import reviewer_names
 from annotate.sampling.allocation import SampleError
-from annotate.sampling.samples import sample_trace_ids
+from annotate.sampling.samples import known_sample_traces, sample_trace_ids
 from annotate.store import Store
 from annotate.store import assignments as sql
 
@@ -85,10 +85,7 @@ def assign(
 def _check(
     store: Store, sample: str, reviewers: list[str], per_trace: int, overlap_share: float
 ) -> None:
-    if not sample_trace_ids(store, sample):
-        raise SampleError(
-            f"no sample named {sample!r} with traces; draw one first (annotate sample)"
-        )
+    known_sample_traces(store, sample)
     if not reviewers:
         raise SampleError("name at least one reviewer")
     if not 1 <= per_trace <= len(reviewers):

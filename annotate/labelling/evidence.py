@@ -9,14 +9,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from annotate.errors import UsageError
 from annotate.judge.labels import label_map
+from annotate.sampling.samples import known_sample
 from annotate.stats.gold import Evidence
 from annotate.stats.shared import sharing
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
-from annotate.store.samples import sample_row
 
 # Inside `shared_evidence()` (a report: calibration, then agreement on the same scope) each
 # store and sample's evidence is read once. Evidence is never changed after it is read.
@@ -44,8 +43,8 @@ def load_evidence(store: Store, sample: str | None) -> Evidence:
 
 
 def _read_evidence(store: Store, sample: str | None) -> Evidence:
-    if sample is not None and sample_row(store, sample) is None:  # a typo is not "no labels"
-        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    if sample is not None:  # a typo is not "no labels"
+        known_sample(store, sample)
     _, labels = active_rubric(store)
     votes = sql.votes(store, sample)
     adjudications = {(a["trace_id"], a["claim_index"]): a for a in sql.adjudications(store, sample)}

@@ -31,9 +31,10 @@ from annotate.errors import AnnotateError, UsageError
 from annotate.rates.estimate import rate_rows
 from annotate.rates.exports import neutralise, record_export, sha256
 from annotate.rates.inputs import load_inputs
+from annotate.sampling.samples import known_sample
 from annotate.store import Store, open_store
 from annotate.store import rates as sql
-from annotate.store.samples import sample_row, sample_units, stored_strata
+from annotate.store.samples import sample_units, stored_strata
 
 MANIFEST = "manifest.json"
 
@@ -61,9 +62,7 @@ def _sample_csv(store: Store, sample: str) -> bytes:
 
 
 def frame_summary(store: Store, sample: str) -> dict[str, Any]:
-    row = sample_row(store, sample)
-    if row is None:
-        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    row = known_sample(store, sample)
     strata = [
         {"stratum": list(key), "population": population, "sample_size": size,
          "inclusion_probability": size / population if population else None}

@@ -92,7 +92,7 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
             None,
             n,
             method,
-            f"too little data: {traces} labelled traces (< {MIN_TRACES})",
+            f"too little data: {counted(traces, 'labelled trace')} (< {MIN_TRACES})",
         )
     features = np.where(mask[:, None], design.features, 0.0)
     found = est.weighted_ratio(features, design.draws, members, strata)

@@ -18,6 +18,7 @@ from annotate.judge.labels import mapping_rows
 from annotate.labelling.evidence import load_evidence
 from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
+from annotate.sampling.samples import known_sample
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, claim_gold, response_gold
 from annotate.store import Store
 from annotate.store import rates as sql
@@ -25,7 +26,6 @@ from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import (
     Filters,
     has_attribute,
-    sample_row,
     stored_strata,
     stratum_key_text,
 )
@@ -79,9 +79,7 @@ def check_slice_columns(store: Store, by: Sequence[str]) -> None:
 def load_inputs(
     store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
 ) -> RatesInput:
-    row = sample_row(store, sample)
-    if row is None:
-        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    row = known_sample(store, sample)
     check_slice_columns(store, by)
     strata_columns = list(row["by_columns"])
     judge = judge if judge is not None else default_judge(store)

@@ -18,7 +18,7 @@ from annotate.llm import DEFAULT_PRICES, PRICES_KEY  # noqa: F401 - their home w
 from annotate.rubrics import prompt
 from annotate.rubrics.baseline import baseline_verdict
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
-from annotate.sampling.samples import sample_trace_ids
+from annotate.sampling.samples import known_sample_traces
 from annotate.store import Store
 from annotate.store import judge_labels as label_sql
 from annotate.store import judge_runs as sql
@@ -87,8 +87,7 @@ def plan_run(
     """What a run would judge and cost; nothing is called or written."""
     rubric = get_rubric(store, version)
     model = model or rubric.model
-    if not sample_trace_ids(store, sample):
-        raise UsageError(f"no sample named {sample!r}; `annotate samples` lists them")
+    known_sample_traces(store, sample)  # names the samples there are when it is not one
     judge = rubric.judge_name(model)
     mode = "baseline" if model == BASELINE_MODEL else "batch" if batch else "sync"
     claims = sql.sample_claims(store, sample, labelled_only)

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor
 from annotate.sampling.allocation import SampleError, SampleSpec
-from annotate.sampling.samples import Plan, check_name_free
+from annotate.sampling.samples import Plan, check_name_free, excluded_counts
 from annotate.sampling.sources import (
     WAREHOUSE_JUDGE,
     Source,
@@ -82,7 +82,7 @@ def draw_from_results(
         if frame_size == 0:
             raise SampleError(f"{counts_path} counts no traces: the frame is empty")
         strata = _plan_strata(spec, counts)
-        plan = Plan(spec, frame_size, {"no_context": 0, "filtered_out": 0}, strata, 0)
+        plan = Plan(spec, frame_size, excluded_counts(0, 0), strata, 0)
         frame = SourceFrame(store, source, spec)
         frame.warehouse_judge = judge if label_counts is not None else None
         ranges = [(s.values, 0, s.sample) for s in strata]

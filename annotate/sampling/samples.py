@@ -104,7 +104,7 @@ def frame_strata(
     """The frame's strata (values, N_h, judge rate), its size, and what was excluded and why."""
     _check_spec(store, spec)
     counts = sql.strata_counts(store, spec.filters, spec.by, snapshot, judge_outcomes(store))
-    total, judgeable = sql.trace_totals(store, snapshot)
+    total, judgeable, replays = sql.trace_totals(store, snapshot)
     frame_size = sum(population for _, population, _ in counts)
     if frame_size == 0:
         raise SampleError(
@@ -112,8 +112,14 @@ def frame_strata(
             "the filters; widen or drop --where"
         )
     _check_columns_have_values(spec, counts)
-    excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
-    return counts, frame_size, excluded
+    return counts, frame_size, excluded_counts(total - judgeable, judgeable - frame_size, replays)
+
+
+def excluded_counts(no_context: int, filtered_out: int, canary_replay: int = 0) -> dict[str, int]:
+    """What a frame left out, by reason (`annotate sample --json`'s `excluded`): traces without
+    context, those the filters removed, and canary replays (never in a frame). Files read in
+    place or a warehouse's results hold no replays."""
+    return {"no_context": no_context, "filtered_out": filtered_out, "canary_replay": canary_replay}
 
 
 def _sizes(spec: SampleSpec, counts: list[tuple[Any, int, float | None]]) -> list[int]:
@@ -192,9 +198,7 @@ def top_up(
     if extra <= 0:
         raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
     with store.transaction():
-        row = sql.sample_row(store, name)
-        if row is None:
-            raise SampleError(f"no sample named {name!r}; see `annotate samples` for the names")
+        row = known_sample(store, name)
         if row["allocation"] == "canary":
             raise SampleError(
                 f"{name!r} is the labelling queue of a canary suite: it grows by itself when "
@@ -315,6 +319,37 @@ def list_samples(store: Store) -> list[dict[str, Any]]:
 
 def sample_trace_ids(store: Store, name: str) -> list[str]:
     return [unit["trace_id"] for unit in sql.sample_units(store, name)]
+
+
+SHOWN_NAMES = 10  # the samples a "no sample named" message lists
+
+
+def known_sample(store: Store, name: str) -> dict[str, Any]:
+    """The stored sample `name`. A name that does not exist is a usage error naming those that
+    do (canary suites' queues included: they are samples too), so a typo is not an empty result."""
+    row = sql.sample_row(store, name)
+    if row is not None:
+        return row
+    names = sql.sample_names(store)
+    if not names:
+        raise SampleError(
+            f"no sample named {name!r}: there are no samples yet; draw one with `annotate sample`"
+        )
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    raise SampleError(
+        f"no sample named {name!r}; the samples are {', '.join(map(repr, names[:SHOWN_NAMES]))}"
+        f"{more} "
+        "(`annotate samples` lists them)"
+    )
+
+
+def known_sample_traces(store: Store, name: str) -> list[str]:
+    """The trace ids of sample `name`, which must exist (known_sample) and hold traces."""
+    trace_ids = sample_trace_ids(store, name)
+    if not trace_ids:
+        known_sample(store, name)
+        raise SampleError(f"sample {name!r} holds no traces yet")
+    return trace_ids
 
 
 def sample_units(store: Store, name: str) -> list[dict[str, Any]]:

@@ -30,9 +30,10 @@ from annotate.sampling.samples import (
     _sizes,
     _store_draw,
     check_name_free,
+    excluded_counts,
     judge_outcomes,
 )
-from annotate.store import Store
+from annotate.store import Store, open_store
 from annotate.store import samples as sample_sql
 from annotate.store import sources as sql
 from annotate.store.frame_verdicts import Signature, add_signatures
@@ -77,6 +78,22 @@ def make_source(path: str, fmt: str | None, mapping: Mapping[str, str]) -> Sourc
     return Source(path, fmt, dict(mapping))
 
 
+def matched_files(path: str, flag: str = "--source", store: Store | None = None) -> list[str]:
+    """The files `path` (a file or a glob) matches, sorted; none is a usage error naming `flag`.
+    Without `store`, listed by a scratch in-memory store: the check before the store is
+    opened, so that a typo does not create one."""
+    if store is None:
+        scratch = open_store(":memory:")
+        try:
+            return matched_files(path, flag, scratch)
+        finally:
+            scratch.close()
+    files = sql.source_files(store, path)
+    if not files:
+        raise SampleError(f"{flag} {path} matches no file")
+    return files
+
+
 # what the emitted rows query adds to a trace's columns (annotate.sampling.warehouse)
 _READER_COLUMNS = ("filename", "file_row_number")  # added by the reader, not the files'
 _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
@@ -90,9 +107,9 @@ class SourceFrame:
 
     def __init__(self, store: Store, source: Source, spec: SampleSpec) -> None:
         self.store, self.source, self.spec = store, source, spec
-        self.files = sql.source_files(store, source.path)
-        if not self.files:
-            raise SampleError(f"--source {source.path} matches no file")
+        self.files = matched_files(
+            source.path, "--from-rows" if source.counts else "--source", store
+        )
         try:
             self.columns = sql.source_columns(store, source.path, source.format)
         except Exception as exc:  # a file DuckDB cannot read: say which and why
@@ -137,8 +154,7 @@ class SourceFrame:
                 f"{self.source.path} match the filters; widen or drop --where"
             )
         _check_columns_have_values(self.spec, counts)
-        excluded = {"no_context": total - judgeable, "filtered_out": judgeable - frame_size}
-        return counts, frame_size, excluded
+        return counts, frame_size, excluded_counts(total - judgeable, judgeable - frame_size)
 
     def undrawn_signatures(self, drawn: Sequence[str]) -> list[Signature]:
         """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""

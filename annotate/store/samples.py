@@ -156,13 +156,16 @@ def count_frame(
     return [(tuple(row[:width]), int(row[width]), row[width + 1]) for row in rows]
 
 
-def trace_totals(store: Store, max_import_id: int) -> tuple[int, int]:
-    """(all traces, judgeable traces) in the snapshot."""
+def trace_totals(store: Store, max_import_id: int) -> tuple[int, int, int]:
+    """(traces, judgeable traces, canary replays) in the snapshot: a replay counts only in
+    the third, as it never enters a frame (see _conditions)."""
     row = store.fetchone(
-        "SELECT count(*), count(*) FILTER (WHERE judgeable) FROM traces WHERE import_id <= ?",
+        "SELECT count(*) FILTER (WHERE NOT replay), count(*) FILTER (WHERE judgeable AND NOT "
+        "replay), count(*) FILTER (WHERE replay) FROM (SELECT judgeable, trace_id IN (SELECT "
+        "trace_id FROM canary_responses) AS replay FROM traces WHERE import_id <= ?)",
         [max_import_id],
     )
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
 
 
 def plan_inputs(store: Store) -> tuple[Any, ...]:
@@ -291,6 +294,10 @@ def sample_row(store: Store, name: str) -> dict[str, Any] | None:
         row[key] = json.loads(row[key])
     row["source"] = json.loads(row["source"]) if row.get("source") else None
     return row
+
+
+def sample_names(store: Store) -> list[str]:
+    return [row[0] for row in store.fetchall("SELECT name FROM samples ORDER BY name")]
 
 
 def list_samples(store: Store) -> list[dict[str, Any]]:
