@@ -357,3 +357,17 @@ def test_a_missing_or_empty_input_file_makes_no_store(cli, tmp_path):
         assert result.code == 2, (command, result.err)
         assert "does not exist" in result.err or "is empty" in result.err
         assert not store.exists(), command
+
+
+def test_a_file_that_looks_empty_in_the_format_given_says_so(cli, tmp_path):
+    """Catches "holds no rows: there is nothing to import" for a JSONL file forced to be read
+    as CSV (its line taken as a header): the file is not empty, the --format is wrong."""
+    path = tmp_path / "traces.jsonl"
+    path.write_text("hello world\n")
+    forced = cli("import", str(path), "--format", "csv")
+    assert forced.code == 2
+    assert "holds no rows when read as csv, the format given; leave --format out" in forced.err
+    empty = tmp_path / "empty.csv"
+    empty.write_text("trace_id,response,context\n")
+    plain = cli("import", str(empty))
+    assert plain.code == 2 and "holds no rows: there is nothing to import" in plain.err

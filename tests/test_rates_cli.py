@@ -158,6 +158,9 @@ def test_plan_labels_asks_fewer_labels_with_an_accurate_judge(cli, stores):
     plan = result.json()
     assert plan["more_without_judge"] > plan["more_with_judge"] >= 0
     assert {s["stratum"] for s in plan["strata"]} == {'["billing_qa"]', '["hr_policy"]'}
+    table = cli("plan-labels", "--sample", "main", "--width", "0.04", db=stores["bad"]).out
+    rows = table.splitlines()[1:3]  # the strata as `sample` prints them, not as JSON keys
+    assert sorted(row.split()[0] for row in rows) == ["billing_qa", "hr_policy"]
 
 
 def test_trend_reports_windows_and_names_its_drift_test(cli, stores):

@@ -82,7 +82,10 @@ def _add_errors(commands: Any) -> None:
 def _add_init(commands: Any) -> None:
     command = commands.add_parser("init", help="create the store; load the bundled sample if empty")
     command.add_argument(
-        "--sample", default=str(SAMPLE_TRACES), help="trace file to load when empty"
+        "--sample",
+        default=str(SAMPLE_TRACES),
+        help="trace file to load when empty (another file than the bundled one: no demo sample, "
+        "claims or simulated labels are made)",
     )
     command.add_argument("--no-sample", action="store_true", help="create an empty store")
     common(command, json_flag=False)

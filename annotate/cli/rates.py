@@ -199,12 +199,17 @@ def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     )
     for s in plan["strata"]:
         print(
-            f"{s['stratum'][:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
+            f"{_stratum_words(s['stratum'])[:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
         )
     print(
         f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it"
     )
     return 0
+
+
+def _stratum_words(key: str) -> str:
+    """A stratum's JSON key as `sample` prints strata: `billing_qa | financial`."""
+    return " | ".join("(none)" if value is None else str(value) for value in json.loads(key))
 
 
 def run_trend(args: argparse.Namespace, writer: Any, emit: Any) -> int:

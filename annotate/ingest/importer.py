@@ -157,7 +157,7 @@ def import_traces(
             for batch in _batches(records, fh, size, progress):
                 _import_batch(store, report, batch, mapping or {}, check, known)
             known.close()
-            _check_not_empty(report, label)
+            _check_not_empty(report, label, chosen if fmt else None)
             sql.finish_import(store, report.import_id, report.counts())
             counts = {**report.counts(), "attached": report.attached}
             record_act(store, who, "import", str(import_id), file=label, **counts)
@@ -302,11 +302,18 @@ def _conflict(trace: Trace, first: tuple[str, int, int], import_id: int) -> RowE
     )
 
 
-def _check_not_empty(report: ImportReport, label: str) -> None:
+def _check_not_empty(report: ImportReport, label: str, forced: str | None = None) -> None:
+    """`forced`: the format the caller named; a file read as the wrong one may look empty."""
     total = report.imported + report.rejected + report.duplicates + report.conflicts
     total += report.attached
     if total == 0:
-        raise InputError(f"{label} holds no rows: there is nothing to import")
+        hint = (
+            f" when read as {forced}, the format given; leave --format out and the file's "
+            "content picks its format"
+            if forced
+            else ": there is nothing to import"
+        )
+        raise InputError(f"{label} holds no rows{hint}")
 
 
 def import_rows(
