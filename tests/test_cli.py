@@ -371,3 +371,24 @@ def test_a_file_that_looks_empty_in_the_format_given_says_so(cli, tmp_path):
     empty.write_text("trace_id,response,context\n")
     plain = cli("import", str(empty))
     assert plain.code == 2 and "holds no rows: there is nothing to import" in plain.err
+
+
+def test_a_file_that_cannot_be_imported_leaves_no_new_store_behind(cli, tmp_path):
+    """Catches `import binary.jsonl --db new.duckdb` exiting 2 with an empty store left at
+    new.duckdb: the next command then read an empty store instead of saying "no store"."""
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(bytes(range(256)) * 8)
+    words = tmp_path / "words.txt"
+    words.write_text("just some words\nand more\n")
+    for path in (binary, words):
+        new = tmp_path / f"new-{path.stem}.duckdb"
+        assert cli("import", str(path), db=new).code == 2
+        assert not new.exists() and not new.with_name(new.name + ".wal").exists()
+    kept = tmp_path / "kept.duckdb"  # a store that was there before is never removed
+    assert cli("init", "--no-sample", db=kept).code == 0
+    assert cli("import", str(binary), db=kept).code == 2 and kept.exists()
+    rejected = tmp_path / "rejected.jsonl"  # rejected rows are an outcome: their errors stay
+    rejected.write_text('{"trace_id": "a"}\n')
+    made = tmp_path / "made.duckdb"
+    assert cli("import", str(rejected), db=made).code == 1 and made.exists()
+    assert "line 1" in cli("errors", "1", db=made).out

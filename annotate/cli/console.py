@@ -120,16 +120,26 @@ class writer:
                 f"no store at {self.path}: check --db (or ANNOTATE_DB); `annotate init` or "
                 "`annotate import FILE` creates one"
             )
+        self.made = str(self.path) != ":memory:" and not self.path.exists()
         self.store = open_store(self.path)
         try:  # every act of the command is recorded under this name
             self.args.actor = cli_actor(self.store, getattr(self.args, "as_user", None))
         except BaseException:
-            self.store.close()
+            self._close(failed=True)
             raise
         return self.store
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, failure: object, *_: object) -> None:
+        self._close(failed=failure is not None)
+
+    def _close(self, failed: bool) -> None:
+        """A store this command made and then failed in, left holding nothing, is removed: a
+        file that cannot be imported (binary, of no known format) leaves no empty store."""
+        remove = failed and self.made and _holds_nothing(self.store)
         self.store.close()
+        if remove:
+            for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
 
 
 def emit(document: dict[str, Any]) -> None:
@@ -138,3 +148,12 @@ def emit(document: dict[str, Any]) -> None:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def _holds_nothing(store: Store) -> bool:
+    from annotate.store.status import holds_nothing
+
+    try:
+        return holds_nothing(store)
+    except Exception:  # the store itself failed: leave it for the user to look at
+        return False

@@ -63,7 +63,9 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
 
 def _may_change_accounts(args: argparse.Namespace, writer: Any) -> None:
     """`--as` of an account that may not change accounts is refused before the password is
-    asked for; the store is not held open while somebody types."""
+    asked for; the store is not held open while somebody types. Without --as, the OS user."""
+    if getattr(args, "as_user", None) is None:
+        return
     with writer(args):
         may_act(args.actor, "account")
 

@@ -124,3 +124,13 @@ def trace_detail(store: Store, trace_id: str, judge: bool = True) -> dict[str, A
         f"SELECT t.*, {', '.join(parts)} FROM traces t WHERE t.trace_id = ?", [trace_id]
     )
     return found[0] if found else None
+
+
+def holds_nothing(store: Store) -> bool:
+    """No trace, import, sample, account, label or act: a store as it is made, nothing more
+    (the migrations' own rows, such as the first rubric, do not count)."""
+    return not store.scalar(
+        "SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM imports) "
+        "+ (SELECT count(*) FROM samples) + (SELECT count(*) FROM users) "
+        "+ (SELECT count(*) FROM label_events) + (SELECT count(*) FROM activity)"
+    )
