@@ -303,6 +303,6 @@ def test_the_cli_acts_as_an_account_only_within_its_role(ready, cli, tmp_path, m
         "--as", "audrey",
     )  # fmt: skip
     assert exported.code == 0, exported.err
-    assert cli("import", str(traces), "--as", "lena").code == 0
+    assert cli("import", str(traces), "--as", "LENA").code == 0  # found as sign-in finds it
     acts = [(row["actor"], row["kind"]) for row in activity(ready)]
     assert ("audrey", "export") in acts and ("lena", "import") in acts

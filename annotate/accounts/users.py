@@ -138,7 +138,7 @@ def authenticate(store: Store, name: str, password: str, now: datetime | None = 
     (the wait is in the message); a try during the wait is refused unchecked. The name is
     matched as typed, else ignoring case and how its characters are written (NFKC)."""
     now = now or datetime.now()
-    row = _account(store, name)
+    row = find_account(store, name)
     # failures count against the account whatever case was typed; an unknown name by its fold
     key = row["name"] if row else _fold(name)[: REVIEWER_NAME_CHARS + 1]
     with _TRY_LOCKS[hash(key) % len(_TRY_LOCKS)]:
@@ -164,7 +164,7 @@ def _fold(name: str) -> str:
     return unicodedata.normalize("NFKC", name.strip()).casefold()
 
 
-def _account(store: Store, name: str) -> dict[str, Any] | None:
+def find_account(store: Store, name: str) -> dict[str, Any] | None:
     """The account named exactly `name`, else the one whose name folds the same."""
     row = sql.user_row(store, name.strip())
     if row is not None:
