@@ -1,5 +1,11 @@
-"""The one error family every caller may catch (anything else is a bug), and `counted`, the
-count-and-noun of every message: "1 claim", "2 claims", "60 strata"."""
+"""The one error family every caller may catch (anything else is a bug); `counted`, the
+count-and-noun of every message: "1 claim", "2 claims", "60 strata"; and `slice_label`, the
+words for a slice in every message and table: "feature=billing_qa, model=m-1", "overall"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 
 class AnnotateError(Exception):
@@ -43,3 +49,8 @@ def counted(number: int, noun: str) -> str:
     (0, 2, 1,000) plural. `noun` is the singular ("trace", "stratum")."""
     plural = IRREGULAR.get(noun, noun + "s")
     return f"{number:,} {noun if number == 1 else plural}"
+
+
+def slice_label(values: Mapping[str, Any]) -> str:
+    """A slice's column=value pairs, or "overall" for the slice of everything."""
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "overall"

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError, counted
+from annotate.errors import AnnotateError, counted, slice_label
 from annotate.rates import charts
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import bundle_bytes
@@ -50,7 +50,7 @@ def drift_alerts(found: Mapping[str, Any]) -> None:
 
 def error_frame(kinds: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"slice": charts.slice_label(k["slice"]), "error type": k["error_type"],
+        [{"slice": slice_label(k["slice"]), "error type": k["error_type"],
           "claims": k["claims"], "weighted share": k["share"]} for k in kinds]
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.cli.console import RESAMPLES, SEED, out_file, share
-from annotate.errors import counted
+from annotate.errors import counted, slice_label
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -135,7 +135,7 @@ SLICE_CHARS = 100  # a slice label longer than this is cut, with an ellipsis
 
 def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     out = out or sys.stdout
-    labels = [", ".join(f"{k}={v}" for k, v in row["slice"].items()) or "overall" for row in rows]
+    labels = [slice_label(row["slice"]) for row in rows]
     wide = min(max([len("slice"), *map(len, labels)]), SLICE_CHARS)  # whole labels, up to a bound
     print(
         f"{'slice':{wide}} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.cli.console import out_file
-from annotate.errors import UsageError, counted
+from annotate.errors import UsageError, counted, slice_label
 from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
 from annotate.rubrics.loop import calibrated_marks, mark_calibrated, not_ready_reason
@@ -244,8 +244,8 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any, say: Any) ->
     if reason:
         say(reason)
         return EXIT_NOT_READY
-    names = [", ".join(f"{k}={v}" for k, v in s.items()) or "overall" for s in result["slices"]]
-    say(f"marked rubric v{args.version} calibrated for {'; '.join(names)}")
+    names = "; ".join(slice_label(s) for s in result["slices"])
+    say(f"marked rubric v{args.version} calibrated for {names}")
     return 0
 
 

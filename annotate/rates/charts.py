@@ -10,14 +10,12 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from annotate.errors import slice_label
+
 ESTIMATOR_COLOURS = alt.Scale(
     domain=["weighted_human", "judge_raw", "judge_corrected", "rogan_gladen"],
     range=["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"],
 )
-
-
-def slice_label(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in values.items()) or "overall"
 
 
 def rates_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

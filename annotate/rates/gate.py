@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate.accounts.activity import Actor, record_act
-from annotate.errors import UsageError
+from annotate.errors import UsageError, slice_label
 from annotate.rates.estimate import DEFAULT_THRESHOLD, rate_rows
 from annotate.rates.inputs import load_inputs
 from annotate.stats.rates import BREACH, OK
@@ -87,7 +87,7 @@ def run_gate(
         if refused:
             first = refused[0]
             raise UsageError(
-                f"the judge-corrected rate cannot gate slice {_label(first['slice'])}: "
+                f"the judge-corrected rate cannot gate slice {slice_label(first['slice'])}: "
                 f"{first.get('reason')}; label more traces there or gate on weighted_human"
             )
     return GateResult(rows, *gate_code(rows))
@@ -109,16 +109,12 @@ def _check_slice_values(frame: Any, where: Mapping[str, str]) -> None:
 def gate_code(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
     states = [r["state"] for r in rows]
     if BREACH in states:
-        bad = [_label(r["slice"]) for r in rows if r["state"] == BREACH]
+        bad = [slice_label(r["slice"]) for r in rows if r["state"] == BREACH]
         return EXIT_BREACH, "breach: the interval lies above the threshold in " + ", ".join(bad)
     if all(s == OK for s in states):
         return EXIT_OK, "ok: every interval lies under the threshold"
-    unsure = [_label(r["slice"]) for r in rows if r["state"] != OK]
+    unsure = [slice_label(r["slice"]) for r in rows if r["state"] != OK]
     return (
         EXIT_WARNING,
         "warning: the threshold is inside the interval (or no number) in " + ", ".join(unsure),
     )
-
-
-def _label(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in values.items()) or "overall"

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from annotate.accounts.activity import Actor
-from annotate.errors import InputError
+from annotate.errors import InputError, slice_label
 from annotate.rubrics.card import card_status
 from annotate.rubrics.render import card_markdown
 from annotate.rubrics.versions import Rubric, get_rubric, save_version
@@ -73,14 +73,10 @@ def export_markdown(store: Store, version: int) -> str:
     if mark is None:
         lines += ["Not marked calibrated.", ""]
     else:
-        where = "; ".join(_slice(s) for s in mark["slices"]) or "no slice"
+        where = "; ".join(slice_label(s) for s in mark["slices"]) or "no slice"
         lines += [f"Calibrated for: {where} (marked by {mark['marked_by']})", ""]
         lines += card_markdown(mark["card"], card_status(store, mark["card"]))
     return "\n".join(lines) + "\n"
-
-
-def _slice(entry: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in entry.items()) or "overall"
 
 
 def import_rubric(store: Store, path: Path, actor: Actor | str | None) -> Rubric:
