@@ -153,3 +153,23 @@ def test_a_password_piped_with_a_windows_line_ending_keeps_no_carriage_return(
         assert authenticate(store, "win", "a long passphrase").name == "win"
     finally:
         store.close()
+
+
+def test_account_changes_find_the_name_as_sign_in_does(cli, monkeypatch, db_path):
+    """`user deactivate/activate/password` take the name in any case or Unicode spelling, as
+    sign-in and --as do, and name the account they changed."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a long passphrase\n"))
+    assert cli("user", "add", "rita", "--role", "reviewer").code == 0
+    deactivated = cli("user", "deactivate", "RITA")
+    assert deactivated.code == 0 and "rita is now deactivated" in deactivated.err
+    assert cli("user", "list", "--json").json()["users"][0]["active"] is False
+    assert "rita is now active" in cli("user", "activate", "ＲＩＴＡ").err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("another passphrase\n"))
+    changed = cli("user", "password", "Rita")
+    assert changed.code == 0 and "rita has a new password" in changed.err
+    store = open_store(db_path)
+    try:
+        assert authenticate(store, "rita", "another passphrase").name == "rita"
+    finally:
+        store.close()
+    assert cli("user", "deactivate", "nobody").code == 2

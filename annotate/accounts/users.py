@@ -234,11 +234,13 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def set_active(store: Store, name: str, active: bool, actor: Actor | str | None = None) -> None:
-    """Deactivate (or reactivate) an account; its labels stay, its sessions end."""
-    row = sql.user_row(store, name)
+def set_active(store: Store, name: str, active: bool, actor: Actor | str | None = None) -> str:
+    """Deactivate (or reactivate) an account; its labels stay, its sessions end. The name is
+    found as sign-in finds it (any case, any Unicode spelling); returns the account's name."""
+    row = find_account(store, name)
     if row is None:
         raise AuthError(f"no user named {name!r}")
+    name = row["name"]
     if not active and row["role"] == "lead" and not sql.other_active_leads(store, name):
         raise AuthError(
             f"{name!r} is the last active lead: nobody could then manage accounts; make another "
@@ -249,18 +251,22 @@ def set_active(store: Store, name: str, active: bool, actor: Actor | str | None 
         if not active:
             sql.revoke_sessions_of(store, name, "deactivated")
         record_act(store, actor, "account", name, action="activate" if active else "deactivate")
+    return name
 
 
-def set_password(store: Store, name: str, password: str, actor: Actor | str | None = None) -> None:
-    """A new password; every open session of the account ends."""
-    row = sql.user_row(store, name)
+def set_password(store: Store, name: str, password: str, actor: Actor | str | None = None) -> str:
+    """A new password; every open session of the account ends. The name is found as sign-in
+    finds it; returns the account's name."""
+    row = find_account(store, name)
     if row is None or row["external"]:
         raise AuthError(f"no account named {name!r} that can sign in")
+    name = row["name"]
     _check_password_rules(password)
     with store.transaction():
         sql.update_password(store, name, hash_password(password))
         sql.revoke_sessions_of(store, name, "password_changed")
         record_act(store, actor, "account", name, action="password")
+    return name
 
 
 def is_active_account(store: Store, name: str) -> bool:

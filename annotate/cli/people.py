@@ -90,8 +90,8 @@ def run_user_add(args: argparse.Namespace, writer: Any, say: Any) -> int:
 
 def run_user_active(args: argparse.Namespace, writer: Any, say: Any, active: bool) -> int:
     with writer(args) as store:
-        set_active(store, args.name, active, actor=args.actor)
-    say(f"{args.name} is now {'active' if active else 'deactivated'}")
+        name = set_active(store, args.name, active, actor=args.actor)
+    say(f"{name} is now {'active' if active else 'deactivated'}")
     return 0
 
 
@@ -99,8 +99,8 @@ def run_user_password(args: argparse.Namespace, writer: Any, say: Any) -> int:
     _may_change_accounts(args, writer)
     password = read_password("New password: ")
     with writer(args) as store:
-        set_password(store, args.name, password, actor=args.actor)
-    say(f"{args.name} has a new password; their open sessions have ended")
+        name = set_password(store, args.name, password, actor=args.actor)
+    say(f"{name} has a new password; their open sessions have ended")
     return 0
 
 
