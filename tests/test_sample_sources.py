@@ -444,7 +444,8 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
         "--name", "w", *args, "--plan-only", "--json",
     )  # fmt: skip
     assert planned.code == 0 and "plan only, nothing stored" in planned.err
-    assert cli("samples", "--json").json()["samples"] == []
+    nothing = cli("samples", "--json")  # the store this plan would have made is not left
+    assert nothing.code == 2 and "no store at" in nothing.err
     done = cli(
         "sample", "--from-counts", str(counts_csv), "--from-rows", str(rows_parquet),
         "--name", "w", *args, "--json",
@@ -456,6 +457,14 @@ def test_cli_emit_sql_then_record_from_results(dataset, tmp_path, cli):
         "--json", db=tmp_path / "other.duckdb",
     )  # fmt: skip
     assert sorted(done.json()["trace_ids"]) == sorted(in_place.json()["trace_ids"])
+    new = tmp_path / "planned.duckdb"  # a plan from files at a new --db leaves no store behind
+    planned_in_place = cli(
+        "sample", "--source", str(root / "traces" / "**" / "*.parquet"), "--name", "p", *args,
+        "--plan-only", "--json", db=new,
+    )  # fmt: skip
+    assert planned_in_place.code == 0, planned_in_place.err
+    assert planned_in_place.json()["strata"] == in_place.json()["strata"]
+    assert not new.exists() and not new.with_name(new.name + ".wal").exists()
     again = cli("sample", "--name", "w", "--top-up", "5")
     assert again.code == 2 and "drawn by a warehouse" in again.err
     listed = cli("samples", "--json").json()["samples"]

@@ -133,9 +133,11 @@ class writer:
         self._close(failed=failure is not None)
 
     def _close(self, failed: bool) -> None:
-        """A store this command made and then failed in, left holding nothing, is removed: a
-        file that cannot be imported (binary, of no known format) leaves no empty store."""
-        remove = failed and self.made and _holds_nothing(self.store)
+        """A store this command made and then failed in, or made for a --plan-only run, left
+        holding nothing, is removed: a file that cannot be imported (binary, of no known
+        format) or a plan from files leaves no empty store."""
+        planned = getattr(self.args, "plan_only", False)
+        remove = (failed or planned) and self.made and _holds_nothing(self.store)
         self.store.close()
         if remove:
             for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
