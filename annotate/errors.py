@@ -1,9 +1,11 @@
 """The one error family every caller may catch (anything else is a bug); `counted`, the
-count-and-noun of every message: "1 claim", "2 claims", "60 strata"; and `slice_label`, the
-words for a slice in every message and table: "feature=billing_qa, model=m-1", "overall"."""
+count-and-noun of every message: "1 claim", "2 claims", "60 strata"; `slice_label`, the
+words for a slice in every message and table: "feature=billing_qa, model=m-1", "overall";
+and `stratum_label`, a stored stratum key's: "billing_qa | financial"."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,3 +56,8 @@ def counted(number: int, noun: str) -> str:
 def slice_label(values: Mapping[str, Any]) -> str:
     """A slice's column=value pairs, or "overall" for the slice of everything."""
     return ", ".join(f"{k}={v}" for k, v in values.items()) or "overall"
+
+
+def stratum_label(key: str) -> str:
+    """A stratum's stored JSON key as `sample` prints strata: `billing_qa | financial`."""
+    return " | ".join("(none)" if value is None else str(value) for value in json.loads(key))

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.cli.console import RESAMPLES, SEED, out_file, share
-from annotate.errors import counted, slice_label
+from annotate.errors import counted, slice_label, stratum_label
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -199,17 +199,12 @@ def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     )
     for s in plan["strata"]:
         print(
-            f"{_stratum_words(s['stratum'])[:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
+            f"{stratum_label(s['stratum'])[:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
         )
     print(
         f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it"
     )
     return 0
-
-
-def _stratum_words(key: str) -> str:
-    """A stratum's JSON key as `sample` prints strata: `billing_qa | financial`."""
-    return " | ".join("(none)" if value is None else str(value) for value in json.loads(key))
 
 
 def run_trend(args: argparse.Namespace, writer: Any, emit: Any) -> int:

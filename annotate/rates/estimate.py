@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annotate.errors import counted
+from annotate.errors import counted, stratum_label
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
@@ -75,7 +75,11 @@ def _per_trace_gold(inputs: RatesInput, level: str) -> pd.DataFrame:
     return grouped.rename(columns={"sum": "num", "count": "den"})
 
 
-def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est.Rate:
+def weighted_human(
+    design: Design, values: Mapping[str, Any], level: str, part: pd.DataFrame
+) -> est.Rate:
+    """`part`: the frame traces of the slice; a stratum of it with no gold at this level makes
+    the slice's rate unknown (the labelled strata alone would stand in for it)."""
     mask = _mask(design.units, values)
     members = np.flatnonzero(mask)
     traces = len(members)
@@ -94,6 +98,9 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
             method,
             f"too little data: {counted(traces, 'labelled trace')} (< {MIN_TRACES})",
         )
+    gap = _strata_without_gold(design, part, level)
+    if gap:
+        return est.Rate(None, None, None, n, method, gap)
     features = np.where(mask[:, None], design.features, 0.0)
     found = est.weighted_ratio(features, design.draws, members, strata)
     if found is None:
@@ -105,6 +112,32 @@ def weighted_human(design: Design, values: Mapping[str, Any], level: str) -> est
     wide_low, wide_high = est.wilson_at(rate, n)
     return est.Rate(
         rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's"
+    )
+
+
+def _strata_without_gold(design: Design, part: pd.DataFrame, level: str) -> str | None:
+    """Why the slice has no rate while some of its strata have no gold at `level`, if they do:
+    the ratio estimator would then speak for the labelled strata alone, silently."""
+    if not len(part):
+        return None
+    covered = set(design.units["stratum"])
+    missing = part[~part["stratum"].isin(covered)]
+    if not len(missing):
+        return None
+    sizes = missing.groupby("stratum", sort=True)["traces"].sum()
+    sizes = sizes[sizes > 0].sort_values(ascending=False, kind="stable")
+    if not len(sizes):
+        return None
+    total = int(part["traces"].sum())
+    named = ", ".join(
+        f"{stratum_label(str(key))} ({counted(int(size), 'trace')})"
+        for key, size in sizes.head(3).items()
+    )
+    more = f" and {len(sizes) - 3} more" if len(sizes) > 3 else ""
+    return (
+        f"no {level} gold yet in {counted(len(sizes), 'stratum')} of this slice: "
+        f"{named}{more}, {int(sizes.sum()):,} of its {total:,} traces; the labelled strata "
+        "cannot stand for them: label them, or narrow the slice"
     )
 
 
@@ -197,21 +230,30 @@ def _ppi_strata(
     found = []
     for stratum, part in frame.groupby("stratum", sort=True):
         rest = part[~part["labelled"].to_numpy(bool)]
-        if level == "response":
-            share = float(part.loc[part["jr"].notna(), "traces"].sum())
+        if level == "response":  # the stratum's traces: its population share
+            share = float(part["traces"].sum())
+            verdicts = float(part.loc[part["jr"].notna(), "traces"].sum())
             hits = int(rest.loc[rest["jr"] == 1, "traces"].sum())
             n = int(rest.loc[rest["jr"].notna(), "traces"].sum())
-        else:
-            share = float(part["jcn"].sum())
+        else:  # claims are known only where the judge read them
+            share = verdicts = float(part["jcn"].sum())
             hits, n = int(rest["jcu"].sum()), int(rest["jcn"].sum())
         unlabelled = np.r_[np.ones(hits), np.zeros(n - hits)]
-        if not share:
+        traces = int(part["traces"].sum())
+        if not traces:
             continue
+        if not verdicts:
+            return [], (
+                f"stratum {stratum_label(str(stratum))} ({counted(traces, 'trace')}) has no {level} "
+                "verdict from the judge: "
+                "its part of the slice has nothing to correct; judge it, or narrow the slice"
+            )
         gold = pairs[pairs["stratum"] == stratum]
         if len(gold) < MIN_STRATUM_PAIRS:
             return (
                 [],
-                f"stratum {stratum} has {counted(len(gold), 'unit')} with gold and a judge verdict "
+                f"stratum {stratum_label(str(stratum))} has {counted(len(gold), 'unit')} with gold and a "
+                "judge verdict "
                 f"(< {MIN_STRATUM_PAIRS})",
             )
         judged = gold["judge"].to_numpy(float)
@@ -253,19 +295,40 @@ def rogan_gladen(
         )
     cells = _cells(design, in_slice)
     members = np.flatnonzero(cells.any(axis=1))
+    unfit = rogan_gladen_unfit(raw.rate, cells[members].sum(axis=0))
+    if unfit:
+        return est.Rate(None, None, None, len(in_slice), method, unfit)
     rate, low, high = est.rogan_gladen_interval(raw.rate, cells[members], design.draws[:, members])
-    if rate is None:
-        return est.Rate(
-            None,
-            None,
-            None,
-            len(in_slice),
-            method,
-            "sensitivity + specificity <= 1: the judge is no better than chance here",
-        )
     if math.isnan(low):
         return est.Rate(rate, None, None, len(in_slice), method, "too few pairs for an interval")
     return est.Rate(rate, low, high, len(in_slice), method)
+
+
+def rogan_gladen_unfit(raw: float, cells: np.ndarray) -> str | None:
+    """Why Rogan-Gladen gives no number on these pooled [tp, fn, tn, fp], if it does not: a
+    gold class missing (sensitivity or specificity undefined), no skill, or a raw rate its
+    sensitivity and specificity cannot explain (the correction leaves [0, 1], and a clipped
+    0 or 1 would come with an interval collapsed on the clip)."""
+    tp, fn, tn, fp = (float(c) for c in cells)
+    if not tp + fn:
+        return "no unsupported gold in this slice: the judge's sensitivity is undefined"
+    if not tn + fp:
+        return "no supported gold in this slice: the judge's specificity is undefined"
+    sensitivity, specificity = tp / (tp + fn), tn / (tn + fp)
+    corrected = est.rogan_gladen(raw, sensitivity, specificity, clip=False)
+    if corrected is None:
+        return "sensitivity + specificity <= 1: the judge is no better than chance here"
+    if corrected < 0:
+        return (
+            f"the judge's raw rate ({raw:.1%}) is below its false-alarm rate on this slice's gold "
+            f"({1 - specificity:.1%}): the correction is negative ({corrected:.2f}), no rate"
+        )
+    if corrected > 1:
+        return (
+            f"the judge's raw rate ({raw:.1%}) is above its sensitivity on this slice's gold "
+            f"({sensitivity:.1%}): the correction is above 1 ({corrected:.2f}), no rate"
+        )
+    return None
 
 
 def _cells(design: Design, pairs: pd.DataFrame) -> np.ndarray:
@@ -344,7 +407,7 @@ def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[s
     raw = judge_raw(inputs, part, level, values)
     for name in itertools.chain(estimators):
         if name == "weighted_human":
-            found[name] = weighted_human(design, values, level)
+            found[name] = weighted_human(design, values, level, part)
         elif name == "judge_raw":
             found[name] = raw
         elif name == "judge_corrected":

@@ -103,16 +103,29 @@ class StratumData:
 
 def ppi_stratum(data: StratumData, level: float = 0.95, floor: bool = True) -> tuple[float, float]:
     """(estimate, standard error) of one stratum's mean by ppi-python (power-tuned PPI++); the
-    standard error is ppi-python's unless `floor` raises it to rectifier_floor's."""
+    standard error is ppi-python's unless `floor` raises it to rectifier_floor's.
+
+    A judge whose outcome is the same on every unit of the stratum has no variance to tune
+    on (ppi-python's lambda is 0 / 0, NaN): there PPI takes lambda = 1, which is the
+    classical mean of the gold labels, as the judge then carries no information."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # heavy import: only when used
 
     alpha = 1 - level
     y, yhat, rest = (np.asarray(a, dtype=float) for a in (data.gold, data.judged, data.unlabelled))
-    point = float(np.ravel(ppi_mean_pointestimate(y, yhat, rest))[0])
-    low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(y, yhat, rest, alpha=alpha))
+    lam = 1.0 if judge_is_constant(data) else None
+    point = float(np.ravel(ppi_mean_pointestimate(y, yhat, rest, lam=lam))[0])
+    low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(y, yhat, rest, alpha=alpha, lam=lam))
+    if not all(math.isfinite(v) for v in (point, low, high)):
+        raise ArithmeticError(f"PPI gave no number on {len(y)} labels: {point}, [{low}, {high}]")
     z = NormalDist().inv_cdf(1 - alpha / 2)
     se = (high - low) / (2 * z)
     return point, max(se, rectifier_floor(y, yhat, rest)) if floor else se
+
+
+def judge_is_constant(data: StratumData) -> bool:
+    """The judge gave one outcome on every unit of the stratum, labelled or not."""
+    outcomes = np.concatenate([np.ravel(data.judged), np.ravel(data.unlabelled)])
+    return bool(len(outcomes)) and bool(np.all(outcomes == outcomes[0]))
 
 
 PSEUDO_COUNT = 0.25  # per disagreement cell; chosen by tests/test_rates_simulation.py
@@ -153,13 +166,16 @@ def ppi_stratified(
     return clip(estimate), clip(estimate - half), clip(estimate + half)
 
 
-def rogan_gladen(observed: float, sensitivity: float, specificity: float) -> float | None:
-    """True prevalence from an imperfect test (Rogan & Gladen 1978), clipped to [0, 1];
-    None when sensitivity + specificity <= 1 (the judge is no better than chance)."""
+def rogan_gladen(
+    observed: float, sensitivity: float, specificity: float, clip: bool = True
+) -> float | None:
+    """True prevalence from an imperfect test (Rogan & Gladen 1978), clipped to [0, 1] unless
+    `clip` is False; None when sensitivity + specificity <= 1 (no better than chance)."""
     youden = sensitivity + specificity - 1
     if youden <= 0:
         return None
-    return min(1.0, max(0.0, (observed + specificity - 1) / youden))
+    corrected = (observed + specificity - 1) / youden
+    return min(1.0, max(0.0, corrected)) if clip else corrected
 
 
 def rogan_gladen_interval(
