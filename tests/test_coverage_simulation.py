@@ -41,7 +41,10 @@ Finding that set the method (issue 12): Wilson intervals treat claims as indepen
 with judge errors clustered in traces (60 x 10, correlation 0.2), covered 0.80-0.84; the
 plain percentile bootstrap over traces ran short with about 12 positives (0.90). The BCa
 bootstrap within strata, widened for few groups and never narrower than Wilson for a
-proportion, covers 0.934-0.979 in every shape (the printed table).
+proportion, covers 0.934-0.979 in every shape (the printed table). Kappa's interval is also
+never narrower than the one Wilson's on its observed agreement implies (a bootstrap of a
+perfectly agreeing sample is [1, 1]; tests/test_degenerate_intervals.py): its coverage went
+from 0.937-0.963 to 0.945-0.969.
 """
 
 from __future__ import annotations
@@ -201,8 +204,9 @@ def test_every_interval_covers_within_its_monte_carlo_error():
     With RUNS = 1000 studies a shape, the Monte Carlo standard error of a coverage of 0.95 is
     sqrt(0.95 * 0.05 / 1000) = 0.0069, so the lower tolerance is 0.95 - 3 x 0.0069 = 0.929.
     Above, up to 0.99 is accepted: proportions take the wider of the trace bootstrap and
-    Wilson (a bootstrap collapses when a proportion is 0 or 1), which over-covers a little
-    with few units. Measured: 0.934-0.979. The printed table is the evidence.
+    Wilson (a bootstrap collapses when a proportion is 0 or 1), and kappa is never narrower
+    than what Wilson's on its observed agreement implies, which over-covers a little with few
+    units. Measured: 0.934-0.979. The printed table is the evidence.
     """
     table = coverage_table()
     lowest = 0.95 - 3 * math.sqrt(0.95 * 0.05 / RUNS)
@@ -244,7 +248,9 @@ def test_agreement_intervals_cover_with_claims_clustered_by_trace():
     claims (40,000 traces): every statistic is a smooth function of per-unit means, so that
     is the limit the estimates converge to, within 0.002. Tolerance 0.95 - 3 Monte Carlo
     standard errors = 0.923 (sqrt(0.95 * 0.05 / 600) = 0.0089), at most 0.99. Measured
-    0.927-0.955: percent agreement and AC1 with 60 traces x 10 claims run a little short.
+    0.927-0.963 (0.927-0.955 before each interval was made never narrower than what Wilson's
+    on its observed agreement implies; that moves 20 x 3 to 0.955-0.963): AC1 with 60
+    traces x 10 claims runs a little short.
     """
     from annotate.agreement.reliability import NOMINAL_STATS, group_statistics
     from annotate.stats.coefficients import resample_weights
@@ -314,8 +320,16 @@ def test_the_abstention_share_interval_covers():
 
 def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
     """The per-pair statistics (Cohen's kappa, Scott's pi) of reviewers 1 and 2, on their
-    shared claims, in the same two shapes and with the same tolerance as above, with the
-    product's 1,000 resamples (fewer add Monte Carlo noise to the BCa end points)."""
+    shared claims, in the same two shapes, with the product's 1,000 resamples (fewer add
+    Monte Carlo noise to the BCa end points). Lower tolerance as above (0.923).
+
+    Upper tolerance 0.995, not 0.99: the interval is never narrower than the one Wilson's on
+    the observed agreement implies (tests/test_degenerate_intervals.py), and that bound is the
+    lower end in about half the 20 x 3 studies (about 38 shared claims), where the bootstrap
+    alone ran short on the low side (14 of its 17 misses had the truth below). Measured: the
+    bootstrap alone 0.972 / 0.973 (mean width 0.63 / 0.67), with the bound 0.990 / 0.992
+    (0.68 / 0.71); 60 x 10: 0.928 / 0.932 before, 0.932 / 0.935 after. 0.995 is 0.99 plus
+    about one Monte Carlo standard error (0.004 at 600 studies)."""
     from annotate.agreement.reliability import PAIR_STATS
     from annotate.stats import coefficients as stats
 
@@ -339,7 +353,7 @@ def test_per_pair_intervals_cover_with_claims_clustered_by_trace():
         covered = {n: hits[n] / AGREEMENT_RUNS for n in names}
         print(f"{traces} x {claims:<7}" + "".join(f"{n} {covered[n]:.3f}  " for n in names))
         for n in names:
-            assert lowest <= covered[n] <= 0.99, (traces, claims, n, covered)
+            assert lowest <= covered[n] <= 0.995, (traces, claims, n, covered)
 
 
 def test_agreement_with_others_interval_covers():

@@ -248,12 +248,20 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
             features.append([1.0, others.count(label) / len(others)])
             traces.append(unit[0] if isinstance(unit, tuple) else unit)  # trace_of, inlined
     reason = None if features else "shares no claims with another reviewer"
+
+    def share(s: np.ndarray) -> np.ndarray:
+        return stats.ratio(s[..., 1], s[..., 0])
+
     measure = stats.Measure(
         np.array(features).reshape(-1, 2),
-        lambda s: stats.ratio(s[..., 1], s[..., 0]),
+        share,
         len(features),
         reason,
         floor=0.0,
+        # a share with no chance correction: never narrower than Wilson's on it ([1, 1] on a
+        # reviewer who agreed with the others on every unit, otherwise)
+        agreement=lambda s: (share(s), 0 * share(s), share(s)),
+        comparisons=len(features),
     )
     return measure, traces
 

@@ -66,13 +66,39 @@ def krippendorff_measure(table: Table, level: str = "nominal") -> Measure:
             alpha = 1 - (n - 1) * (o * d).sum(axis=(-1, -2)) / expected
         return np.where(expected > 0, alpha, np.nan)
 
+    def agreement(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """alpha = (p_o - p_e) / (1 - p_e) with p_o = 1 - D_o / d_max, p_e = 1 - D_e / d_max:
+        D_o the mean distance over pairable values' pairs within units, D_e over all pairs of
+        pairable values, d_max the largest distance (nominal: p_o the share of agreeing
+        pairs, p_e sum_c n_c (n_c - 1) / (n (n - 1))). Both in [0, 1] at every level. Also
+        the exact share, sum_c o_cc / n (p_o itself at the nominal level)."""
+        o = s.reshape(*s.shape[:-1], q, q)
+        n_c = o.sum(axis=-1)
+        n = n_c.sum(axis=-1)
+        d = _distances(n_c, values, level)
+        largest = d.max(axis=(-1, -2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            observed = 1 - (o * d).sum(axis=(-1, -2)) / (n * largest)
+            pairs = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-1, -2))
+            expected = 1 - pairs / (n * (n - 1) * largest)
+            exact = np.trace(o, axis1=-2, axis2=-1) / n
+        defined = largest > 0
+        return (
+            np.where(defined, observed, np.nan),
+            np.where(defined, expected, np.nan),
+            np.where(defined, exact, np.nan),
+        )
+
     units = int((m >= 2).sum())
     reason = _undefined_level(table, level)
     if reason is None and not units:
         reason = "no unit has two ratings"
     if reason is None and q < 2:
         reason = one_category("alpha")
-    return Measure(features, value, units, reason)
+    # n for the interval's Wilson floor: each pairable unit's values after its first (see
+    # intervals.at_least_wilson), the pairable values less the units with 2+ values.
+    comparisons = int((m - 1)[m >= 2].sum())
+    return Measure(features, value, units, reason, agreement=agreement, comparisons=comparisons)
 
 
 def krippendorff_alpha(

@@ -61,6 +61,21 @@ def _unit_features(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.column_stack([pairable, agree, m > 0, shares]).astype(float)
 
 
+def _exact(counts: np.ndarray, weights: str) -> np.ndarray:
+    """Per unit its exact (unweighted) pair agreement, as a column when weights give part
+    credit (the interval's Wilson floor goes on it; see intervals.at_least_wilson), else none."""
+    if weights == "identity":
+        return np.zeros((len(counts), 0))
+    return _unit_features(counts, np.eye(counts.shape[1]))[:, 1:2]
+
+
+def _comparisons(counts: np.ndarray) -> int:
+    """Each pairable unit's ratings after its first, summed: n for the Wilson floor of the
+    interval (see intervals.at_least_wilson); the units when every unit has two ratings."""
+    m = counts.sum(axis=1)
+    return int((m - 1)[m >= 2].sum())
+
+
 def _units_note(features: np.ndarray) -> str:
     paired, rated = int(features[:, 0].sum()), int(features[:, 2].sum())
     return (
@@ -87,29 +102,47 @@ def family_measure(table: Table, chance: str, weights: str = "identity") -> Meas
     """
     categories = categories_of(table)
     w = weight_matrix(categories, weights)
-    features = _unit_features(counts_table(table, categories), w)
-    expected = CHANCE[chance]
+    counts = counts_table(table, categories)
+    exact = _exact(counts, weights)
+    features = np.column_stack([_unit_features(counts, w), exact])
+    expected, q = CHANCE[chance], len(categories)
+
+    def agreement(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pi = s[..., 3 : 3 + q] / s[..., 2:3]
+        observed = ratio(s[..., 1], s[..., 0])
+        return observed, expected(pi, w), ratio(s[..., -1], s[..., 0]) if exact.size else observed
 
     def value(s: np.ndarray) -> np.ndarray:
-        observed = ratio(s[..., 1], s[..., 0])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pi = s[..., 3:] / s[..., 2:3]
-        return _chance_corrected(observed, expected(pi, w))
+        return _chance_corrected(*agreement(s)[:2])
 
     # No floor: with missing ratings, units rated once move chance agreement towards 1, so the
     # coefficient has no least value (about -100 on one disagreeing pair among 100 single ratings).
     units = int(features[:, 0].sum())
     name = {"fleiss": "kappa", "gwet": "AC1", "brennan_prediger": "Brennan-Prediger"}[chance]
     reason = undefined_reason(units, len(categories), name, "no unit has two ratings")
-    return Measure(features, value, units, reason, _units_note(features))
+    note = _units_note(features)
+    return Measure(
+        features, value, units, reason, note, agreement=agreement, comparisons=_comparisons(counts)
+    )
 
 
 def percent_agreement_measure(table: Table, weights: str = "identity") -> Measure:
     categories = categories_of(table)
-    features = _unit_features(counts_table(table, categories), weight_matrix(categories, weights))
+    counts = counts_table(table, categories)
+    exact = _exact(counts, weights)
+    features = _unit_features(counts, weight_matrix(categories, weights))[:, :2]
     units = int(features[:, 0].sum())
     reason = None if units else "no unit has two ratings"
-    return Measure(features[:, :2], lambda s: ratio(s[..., 1], s[..., 0]), units, reason, floor=0.0)
+
+    def agreement(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        observed = ratio(s[..., 1], s[..., 0])  # no chance correction: p_e = 0
+        return observed, np.zeros_like(observed), ratio(s[..., -1], s[..., 0])
+
+    value = lambda s: ratio(s[..., 1], s[..., 0])  # noqa: E731
+    n = _comparisons(counts)
+    features = np.column_stack([features, exact if exact.size else features[:, 1]])
+    return Measure(features, value, units, reason, None, 0.0, agreement, n)
 
 
 def fleiss_measure(table: Table, weights: str = "identity") -> Measure:
@@ -133,15 +166,18 @@ def conger_measure(table: Table, weights: str = "identity") -> Measure:
     categories = categories_of(table)
     q, raters = len(categories), len(table[0]) if table else 0
     w = weight_matrix(categories, weights)
-    base = _unit_features(counts_table(table, categories), w)[:, :2]
+    counts = counts_table(table, categories)
+    base = _unit_features(counts, w)[:, :2]
     cells = codes(table, categories)
     per_rater = np.zeros((len(table), raters * q))
     for g in range(min(raters, cells.shape[1])):
         rated = np.flatnonzero(cells[:, g] >= 0)
         per_rater[rated, g * q + cells[rated, g]] = 1
 
-    def value(s: np.ndarray) -> np.ndarray:
-        classified = s[..., 2:].reshape(*s.shape[:-1], raters, q)
+    exact = _exact(counts, weights)
+
+    def agreement(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        classified = s[..., 2 : 2 + raters * q].reshape(*s.shape[:-1], raters, q)
         rated = classified.sum(axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = classified / rated[..., None]
@@ -150,14 +186,21 @@ def conger_measure(table: Table, weights: str = "identity") -> Measure:
         s2 = np.einsum("...gk,...gl->...kl", centred, centred) / (raters - 1)
         outer = p_mean[..., :, None] * p_mean[..., None, :]
         expected = (w * (outer - s2 / raters)).sum(axis=(-1, -2))
-        return _chance_corrected(ratio(s[..., 1], s[..., 0]), expected)
+        observed = ratio(s[..., 1], s[..., 0])
+        return observed, expected, ratio(s[..., -1], s[..., 0]) if exact.size else observed
+
+    def value(s: np.ndarray) -> np.ndarray:
+        return _chance_corrected(*agreement(s)[:2])
 
     units = int(base[:, 0].sum())
     reason = undefined_reason(units, q, "Conger's kappa", "no unit has two ratings")
     if raters < 2:
         reason = "needs two or more raters"
-    features = np.column_stack([base, per_rater])
-    return Measure(features, value, units, reason, _units_note(np.column_stack([base, base])))
+    features = np.column_stack([base, per_rater, exact])
+    note = _units_note(np.column_stack([base, base]))
+    return Measure(
+        features, value, units, reason, note, agreement=agreement, comparisons=_comparisons(counts)
+    )
 
 
 def pair_measure(
@@ -179,7 +222,8 @@ def pair_measure(
     features = np.zeros((len(a), q * q))
     features[shared, cells[:, 0] * q + cells[:, 1]] = 1
 
-    def value(s: np.ndarray) -> np.ndarray:
+    def parts(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Observed, chance and exact agreement, and whether each rater used two categories."""
         joint = s.reshape(*s.shape[:-1], q, q)
         with np.errstate(divide="ignore", invalid="ignore"):
             joint = joint / joint.sum(axis=(-1, -2))[..., None, None]
@@ -188,7 +232,12 @@ def pair_measure(
         if chance == "scott":
             rows = columns = (rows + columns) / 2
         expected = (w * rows[..., :, None] * columns[..., None, :]).sum(axis=(-1, -2))
-        kappa = _chance_corrected((w * joint).sum(axis=(-1, -2)), expected)
+        exact = np.trace(joint, axis1=-2, axis2=-1)
+        return (w * joint).sum(axis=(-1, -2)), expected, exact, spread
+
+    def value(s: np.ndarray) -> np.ndarray:
+        observed, expected, _, spread = parts(s)
+        kappa = _chance_corrected(observed, expected)
         return np.where(spread | (chance == "scott"), kappa, np.nan)
 
     units = len(both)
@@ -197,7 +246,8 @@ def pair_measure(
     constant = min(len({x for x, _ in both}), len({y for _, y in both})) < 2
     if reason is None and chance == "cohen" and constant:
         reason = f"one rater used one category only: {name} is undefined"
-    return Measure(features, value, units, reason)
+    agreement = lambda s: parts(s)[:3]  # noqa: E731
+    return Measure(features, value, units, reason, agreement=agreement, comparisons=units)
 
 
 def cohen_measure(a: Sequence[Label], b: Sequence[Label], weights: str = "identity") -> Measure:

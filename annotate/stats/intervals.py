@@ -22,6 +22,9 @@ from annotate.stats.shared import sharing
 
 Z95 = 1.959963984540054
 MIN_DEFINED_SHARE = 0.5  # fewer defined resamples than this share: no interval, say why
+# sums (..., F) -> (observed agreement p_o, chance agreement p_e, exact agreement), each (...),
+# of a statistic (p_o - p_e) / (1 - p_e); p_o = the exact share unless weights give part credit
+Agreement = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,11 @@ class Measure:
     reason: str | None = None  # why it is undefined on the whole table, if it is
     method: str | None = None  # which units it uses, when that is a choice
     floor: float = -math.inf  # the least value it can take (0 for a proportion); all are <= 1
+    # For a chance-corrected coefficient (p_o - p_e) / (1 - p_e): its p_o, p_e and exact share
+    # from the sums, and the n for Wilson's interval: each unit's ratings after its first,
+    # summed (the units, for two raters). The interval is then never narrower than they imply.
+    agreement: Agreement | None = None
+    comparisons: int = 0
 
     def point(self) -> Stat:
         if self.reason:
@@ -76,10 +84,61 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     """Wilson score interval for a proportion (Wilson 1927; Newcombe 1998, method 3)."""
     if n == 0:
         return (math.nan, math.nan)
-    p = successes / n
+    return wilson_share(successes / n, n, z)
+
+
+def wilson_share(share: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson's interval at an observed share (a mean of per-unit values in [0, 1]) over n
+    units; exactly 0 (1) at a share of 0 (1), where the formula leaves a rounding error."""
+    if n <= 0 or math.isnan(share):
+        return (math.nan, math.nan)
+    p = min(max(share, 0.0), 1.0)
+    p = 0.0 if p < 1e-12 else 1.0 if p > 1 - 1e-12 else p  # a mean of shares: rounding
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if p == 0 else max(0.0, centre - half)
+    high = 1.0 if p == 1 else min(1.0, centre + half)
+    return (low, high)
+
+
+def at_least_wilson(measure: Measure, sums: np.ndarray, level: float) -> tuple[float, float] | None:
+    """The interval of a chance-corrected coefficient (p_o - p_e) / (1 - p_e) implied by
+    Wilson's interval on the observed agreement p_o at n = `measure.comparisons`, chance
+    agreement p_e held at its observed value (the coefficient is increasing in p_o). None when
+    the measure is not of that form or p_e is 1.
+
+    Wilson's is for a share of 0/1 outcomes: exact agreement. With weights (weighted kappa,
+    AC2, ordinal or interval alpha) a near miss earns part credit and p_o = x + (1 - x) c,
+    x the exact share, c the mean credit of the other pairs; Wilson's on p_o itself would
+    treat 0.94 credit as a coin toss (quadratic kappa on 30 units: [0.41, 0.99] where the
+    bootstrap gives [0.84, 0.96]). So Wilson's bounds go on x, c held like p_e (c = 0, all
+    credit lost, when every pair agrees exactly); without weights p_o = x.
+
+    A bootstrap collapses where every resample agrees perfectly ([1, 1] on a perfectly
+    agreeing sample, whatever the population): the interval reaches out to these bounds, as
+    a proportion's reaches out to Wilson's. Holding p_e ignores its own sampling error, so
+    these bounds are a floor on the width, not an interval of their own.
+
+    n: each unit's ratings after its first, summed; for two raters (judge and gold, a pair of
+    reviewers) the units. Each such rating is one chance to disagree with the unit's first: a
+    sample with no disagreement at all has probability about (1 - d)^n when a rating disagrees
+    with probability d, which is what Wilson's bound at p_o = 1 inverts. The units alone
+    (fewer, so wider) would count a unit's share of agreeing pairs among six ratings as one
+    0/1 trial, whose variance p(1 - p) it does not have: on Fleiss (1971)'s table, five times
+    over, that bound was twice as wide as the unit bootstrap. Rater pairs (m(m - 1)/2 a unit)
+    would count one disagreement several times, and pairable values (m a unit) the first
+    rating, which cannot disagree with itself: both more, so narrower.
+    """
+    if measure.agreement is None or measure.comparisons < 1:
+        return None
+    observed, expected, exact = (float(x) for x in measure.agreement(sums))
+    if math.isnan(observed + expected + exact) or expected >= 1 - 1e-12:
+        return None
+    credit = min(max((observed - exact) / (1 - exact), 0.0), 1.0) if exact < 1 - 1e-12 else 0.0
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    bounds = (credit + x * (1 - credit) for x in wilson_share(exact, measure.comparisons, z))
+    low, high = ((x - expected) / (1 - expected) for x in bounds)
+    return low, high
 
 
 def proportion(hits: int, n: int, empty: str) -> Stat:
@@ -229,9 +288,18 @@ def interval(
     low_level, high_level = _bca_levels(values, theta, measure.value(total - group_sums), level)
     low, high = np.quantile(values, [low_level, high_level])
     factor = few_groups_factor(draws.shape[1] - weights[2], level)
-    low = max(measure.floor, theta - factor * (theta - low))
-    high = min(1.0, theta + factor * (high - theta))
-    method = "; ".join(m for m in (point.method, _method(weights, seed)) if m)
+    low = theta - factor * (theta - low)
+    high = theta + factor * (high - theta)
+    wilson = at_least_wilson(measure, total, level)
+    note = None
+    if wilson is not None and (wilson[0] < low or wilson[1] > high):  # said where it widens
+        low, high = min(low, wilson[0]), max(high, wilson[1])
+        note = (
+            "at least the interval Wilson's on the observed agreement implies (n = "
+            f"{measure.comparisons}, each unit's ratings after its first; chance agreement held)"
+        )
+    low, high = max(measure.floor, low), min(1.0, high)
+    method = "; ".join(m for m in (point.method, note, _method(weights, seed)) if m)
     return Stat(point.value, point.units, float(low), float(high), method=method)
 
 

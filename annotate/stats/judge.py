@@ -1,7 +1,8 @@
 """The judge's statistics on (verdict, gold) pairs: confusion, rates, kappa, coverage, intervals.
 
 Pure numbers, no store. Positive means unsupported. Claim-level intervals resample traces
-within strata (BCa); proportions never narrower than Wilson (tests/test_coverage_simulation.py).
+within strata (BCa); proportions never narrower than Wilson, kappa never narrower than the
+interval Wilson's on its observed agreement implies (tests/test_coverage_simulation.py).
 """
 
 from __future__ import annotations
@@ -100,13 +101,19 @@ def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
     """
     features = _one_hot(pairs, ("tp", "fp", "tn", "fn"))
 
-    def value(s: np.ndarray) -> np.ndarray:
+    def agreement(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tp, fp, tn, fn = (s[..., i] for i in range(4))
         n = tp + fp + tn + fn
         gold_u, judge_u = tp + fn, tp + fp
         with np.errstate(divide="ignore", invalid="ignore"):
             observed = (tp + tn) / n
             expected = (gold_u * judge_u + (n - gold_u) * (n - judge_u)) / n**2
+        return observed, expected, observed  # no weights: the agreement is exact
+
+    def value(s: np.ndarray) -> np.ndarray:
+        observed, expected, _ = agreement(s)
+        gold_u, n = s[..., 0] + s[..., 3], s.sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
             kappa = (observed - expected) / (1 - expected)
         both = (gold_u > 0) & (gold_u < n)
         return np.where(both, kappa, np.nan)  # with both gold classes, 1 - expected >= 1/n
@@ -121,7 +128,12 @@ def kappa_measure(pairs: Sequence[Pair]) -> stats.Measure:
         reason = "no supported claims in gold: kappa is undefined"
     elif not totals[0] + totals[1] or not totals[2] + totals[3]:
         reason = "the judge gave one verdict only: kappa is undefined"
-    return stats.Measure(features, value, len(pairs), reason, floor=-1.0)  # kappa >= -1
+    # kappa >= -1. Its interval: the BCa bootstrap over traces, never narrower than what Wilson's
+    # on the observed agreement over the len(pairs) units implies (chance agreement held), as a
+    # proportion's is never narrower than Wilson's: a bootstrap of perfect agreement is [1, 1].
+    # n is every unit (claim), as for the proportions: the bootstrap handles the clustering.
+    n = len(pairs)
+    return stats.Measure(features, value, n, reason, None, -1.0, agreement, comparisons=n)
 
 
 def is_independent(pairs: Sequence[Pair]) -> bool:
