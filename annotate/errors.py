@@ -39,6 +39,11 @@ class Interrupted(AnnotateError):
     """The user stopped the work (Ctrl-C): the step in progress was rolled back."""
 
 
+class InterruptedAfterCommit(Interrupted):
+    """Ctrl-C came as the work was committed, or after: it is stored whole; the message says
+    what is stored."""
+
+
 class UsageError(AnnotateError):
     """A command or function was called with arguments that cannot work."""
 

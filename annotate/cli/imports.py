@@ -23,7 +23,7 @@ from annotate.cli.console import (
 )
 from annotate.errors import UsageError, counted
 from annotate.ingest import FORMATS, input_file
-from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
+from annotate.ingest.importer import ImportReport, import_traces, parse_mapping, stored_whole
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
 from annotate.store import Store
 from annotate.store.imports import import_errors
@@ -101,20 +101,36 @@ def _add_demo_data(commands: Any) -> None:
 def run_import(args: argparse.Namespace) -> int:
     mapping = parse_mapping(args.map)
     input_file(args.path)
-    with writer(args) as store:
-        report = import_traces(
+    return _imported(
+        args,
+        lambda store: import_traces(
             store, args.path, args.format, mapping, progress=_progress_printer(), actor=args.actor
-        )
-    return _finish_import(report, args.json)
+        ),
+    )
 
 
 def run_import_labels(args: argparse.Namespace) -> int:
     input_file(args.path, "annotate import-labels PATH")
-    with writer(args) as store:
-        report = import_labels(
+    return _imported(
+        args,
+        lambda store: import_labels(
             store, args.path, args.format, progress=_progress_printer(), actor=args.actor
-        )
-    return _finish_import(report, args.json)
+        ),
+    )
+
+
+def _imported(args: argparse.Namespace, run: Callable[[Store], ImportReport]) -> int:
+    """Run an import and print its report. Ctrl-C after the import returned (while the store
+    closes, or the report prints) says the file is stored, which it is."""
+    report = None
+    try:
+        with writer(args) as store:
+            report = run(store)
+        return _finish_import(report, args.json)
+    except KeyboardInterrupt as exc:
+        if report is None:
+            raise
+        raise stored_whole(report.import_id, report.path) from exc
 
 
 def run_status(args: argparse.Namespace) -> int:

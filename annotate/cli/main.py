@@ -31,6 +31,7 @@ from annotate.errors import (
     AnnotateError,
     InputError,
     Interrupted,
+    InterruptedAfterCommit,
     StoreLockedError,
     UsageError,
 )
@@ -45,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
+    except InterruptedAfterCommit as exc:  # Ctrl-C too late: what is stored, truthfully
+        say(f"interrupted: {exc}")
+        return EXIT_INTERRUPTED
     except (KeyboardInterrupt, Interrupted):  # Ctrl-C: the user's choice, not a bug
         say(
             "interrupted: the step in progress was rolled back (an import stores nothing of a file it did not finish)"

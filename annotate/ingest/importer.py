@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
-from annotate.errors import InputError, UsageError
+from annotate.errors import InputError, Interrupted, InterruptedAfterCommit, UsageError
 from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
@@ -147,10 +148,15 @@ def import_traces(
     with file_path.open("rb", buffering=READ_BUFFER) as fh:
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
-        with collector_paused(), store.transaction(bulk=True):
+        with (
+            _told_if_committed(store, label) as started,
+            collector_paused(),
+            store.transaction(bulk=True),
+        ):
             who = as_actor(actor)
             may_act(who, "import")  # before reading a row: `--as` of a reviewer is refused
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
+            started.append(import_id)
             report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)
             known = sql.KnownIds(store)
@@ -162,6 +168,28 @@ def import_traces(
             counts = {**report.counts(), "attached": report.attached}
             record_act(store, who, "import", str(import_id), file=label, **counts)
     return report
+
+
+@contextmanager
+def _told_if_committed(store: Store, label: str) -> Iterator[list[int]]:
+    """Ctrl-C during the COMMIT, or just after it, must not say that nothing was stored when
+    the import is stored whole: DuckDB may finish a commit before it sees the interrupt. The
+    body appends its import id; an interrupt is then checked against the store."""
+    started: list[int] = []
+    try:
+        yield started
+    except (KeyboardInterrupt, Interrupted) as exc:
+        if started and sql.import_committed(store, started[0]):
+            raise stored_whole(started[0], label) from exc
+        raise
+
+
+def stored_whole(import_id: int, label: str) -> InterruptedAfterCommit:
+    """What Ctrl-C says when it came once the import was committed."""
+    return InterruptedAfterCommit(
+        f"import #{import_id} ({label}) had been committed: the file is stored whole; "
+        "`annotate status` shows its counts, and importing it again finds every row a duplicate"
+    )
 
 
 def _batches(

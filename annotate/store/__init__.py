@@ -80,6 +80,10 @@ class Store:
             return result.fetchall()
         except duckdb.Error as exc:
             raise self._failed(exc) from exc
+        except RuntimeError as exc:  # Ctrl-C during a COMMIT: duckdb's plain RuntimeError
+            if "interrupted" not in str(exc).lower():
+                raise
+            raise Interrupted(f"{self.path}: interrupted during {sql.split()[0]}") from exc
 
     def _failed(self, exc: duckdb.Error) -> StoreError | Interrupted:
         """duckdb's error as ours; running out of the memory limit says how to raise it."""

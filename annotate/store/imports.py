@@ -5,6 +5,7 @@ Callers hold the transaction; these functions never commit.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from operator import attrgetter
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from annotate.errors import UsageError
+from annotate.errors import AnnotateError, UsageError
 from annotate.store import Store, id_batch
 from annotate.traces import JudgeVerdict, RowError, Trace, to_json_bytes
 
@@ -41,6 +42,23 @@ def start_import(store: Store, kind: str, path: str, fmt: str, created_by: str) 
         [import_id, kind, path, fmt, datetime.now(), created_by],
     )
     return import_id
+
+
+def import_committed(store: Store, import_id: int) -> bool:
+    """Whether import `import_id` is stored finished: asked after Ctrl-C interrupted its COMMIT
+    (DuckDB may have made it durable before it saw the interrupt) or came right after it. A
+    transaction the interrupt left open is rolled back first: it holds nothing committed."""
+    query = "SELECT count(*) FROM imports WHERE id = ? AND finished_at IS NOT NULL"
+    try:
+        return bool(store.scalar(query, [import_id]))
+    except AnnotateError:
+        pass
+    with contextlib.suppress(AnnotateError):  # else no transaction was open
+        store.execute("ROLLBACK")
+    try:
+        return bool(store.scalar(query, [import_id]))
+    except AnnotateError:
+        return False
 
 
 def finish_import(store: Store, import_id: int, counts: dict[str, int]) -> None:
