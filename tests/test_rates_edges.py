@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rates_data import make_store
 
-from annotate.rates.estimate import rogan_gladen_unfit
+from annotate.rates.gaps import rogan_gladen_unfit
 from annotate.stats import rates as est
 from annotate.store import open_store
 

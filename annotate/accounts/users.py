@@ -101,7 +101,7 @@ def add_user(
         raise AuthError(f"unknown role {role!r}; use one of: {', '.join(ROLES)}")
     _check_password_rules(password)
     existing = sql.user_row(store, name)
-    twin = next((row for row in sql.all_users(store) if _fold(row[0]) == _fold(name)), None)
+    twin = next((row for row in sql.all_users(store) if fold_name(row[0]) == fold_name(name)), None)
     if existing is None and twin is not None:
         raise AuthError(
             f"a user named {twin[0]!r} exists already; names that differ only in case or in "
@@ -140,7 +140,7 @@ def authenticate(store: Store, name: str, password: str, now: datetime | None = 
     now = now or datetime.now()
     row = find_account(store, name)
     # failures count against the account whatever case was typed; an unknown name by its fold
-    key = row["name"] if row else _fold(name)[: REVIEWER_NAME_CHARS + 1]
+    key = row["name"] if row else fold_name(name)[: REVIEWER_NAME_CHARS + 1]
     with _TRY_LOCKS[hash(key) % len(_TRY_LOCKS)]:
         wait = login_wait(store, key, now)
         if wait:
@@ -159,7 +159,7 @@ def authenticate(store: Store, name: str, password: str, now: datetime | None = 
     return User(key, row["role"])
 
 
-def _fold(name: str) -> str:
+def fold_name(name: str) -> str:
     """A name as it compares: NFKC, case-folded, without surrounding spaces."""
     return unicodedata.normalize("NFKC", name.strip()).casefold()
 
@@ -169,7 +169,7 @@ def find_account(store: Store, name: str) -> dict[str, Any] | None:
     row = sql.user_row(store, name.strip())
     if row is not None:
         return row
-    twins = [other for other, *_ in sql.all_users(store) if _fold(other) == _fold(name)]
+    twins = [other for other, *_ in sql.all_users(store) if fold_name(other) == fold_name(name)]
     return sql.user_row(store, twins[0]) if len(twins) == 1 else None
 
 

@@ -249,20 +249,11 @@ def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure
             traces.append(unit[0] if isinstance(unit, tuple) else unit)  # trace_of, inlined
     reason = None if features else "shares no claims with another reviewer"
 
-    def share(s: np.ndarray) -> np.ndarray:
-        return stats.ratio(s[..., 1], s[..., 0])
-
-    measure = stats.Measure(
-        np.array(features).reshape(-1, 2),
-        share,
-        len(features),
-        reason,
-        floor=0.0,
-        # a share with no chance correction: never narrower than Wilson's on it ([1, 1] on a
-        # reviewer who agreed with the others on every unit, otherwise)
-        agreement=lambda s: (share(s), 0 * share(s), share(s)),
-        comparisons=len(features),
-    )
+    share = lambda s: stats.ratio(s[..., 1], s[..., 0])  # noqa: E731
+    measure = stats.Measure(  # a share, chance 0: at least Wilson's ([1, 1] on full agreement)
+        np.array(features).reshape(-1, 2), share, len(features), reason, floor=0.0,
+        agreement=lambda s: (share(s), 0 * share(s), share(s)), comparisons=len(features),
+    )  # fmt: skip
     return measure, traces
 
 

@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import ijson
@@ -181,19 +181,81 @@ def read_csv(fh: IO[bytes]) -> Iterator[Record | RowError]:
     """CSV with a header row; quoted newlines are fine; JSON cells are decoded.
 
     Strict quoting: a quote that is never closed, or a cell longer than a text may be,
-    stops the reader; that row is reported and the rows before it are kept."""
+    stops the reader; that row is reported and the rows before it are kept. A header that
+    cannot be meant as it reads (a name twice, another delimiter) refuses the file."""
     if csv.field_size_limit() < MAX_TEXT_CHARS:
         csv.field_size_limit(MAX_TEXT_CHARS)
     text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    reader = csv.DictReader(text, strict=True)
-    line = 1  # the header's
+    reader = csv.reader(text, strict=True)
+    header: list[str] | None = None
+    unnamed: list[int] = []
+    line = 0
     try:
-        for row in reader:
+        for cells in reader:
             start, line = line + 1, reader.line_num
-            yield _csv_record(row, start)
+            if not cells:  # a blank line
+                continue
+            if header is None:
+                header = _csv_header(cells)
+                unnamed = [i for i, name in enumerate(header) if not name]
+            elif len(cells) != len(header):
+                yield _ragged(start, len(cells), len(header))
+            elif len(unnamed) > 1 and any(cells[i] for i in unnamed):
+                yield RowError(start, "", _UNNAMED.format(next(i + 1 for i in unnamed if cells[i])))
+            else:
+                yield _csv_record(dict(zip(header, cells, strict=True)), start)
     except csv.Error as exc:
-        header_read = getattr(reader, "_fieldnames", None) is not None
-        yield _csv_stop(str(exc), line + 1 if header_read else 1)
+        yield _csv_stop(str(exc), line + 1 if header is not None else 1)
+
+
+_UNNAMED = "has a value in column {}, one of several columns with no name in the header; name it"
+_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+
+
+def _csv_header(names: list[str]) -> list[str]:
+    """The column names, without spaces around them. Trimming is safe: a space at either end of
+    a name is never what tells two columns apart (two that would then share a name refuse the
+    file), no cell is touched, and `trace_id, response` is then what its writer meant."""
+    if len(names) == 1:
+        found = max(_DELIMITERS, key=names[0].count)
+        if found in names[0]:
+            raise InputError(
+                f"the CSV header is one column named {names[0]!r}: the file seems to use "
+                f"{_DELIMITERS[found]} between its columns, not commas. annotate reads "
+                "comma-separated CSV: save the file again with commas as the delimiter"
+            )
+    trimmed = [name.strip() for name in names]
+    columns: dict[str, list[int]] = {}
+    for position, name in enumerate(trimmed, start=1):
+        if name:  # several unnamed columns are fine while their cells are empty
+            columns.setdefault(name, []).append(position)
+    repeated = [
+        f"{name!r} in columns {', '.join(map(str, at[:-1]))} and {at[-1]}"
+        for name, at in columns.items()
+        if len(at) > 1
+    ]
+    if repeated:
+        spaced = " (names are compared without the spaces around them)"
+        raise InputError(
+            f"the CSV header names a column more than once: {'; '.join(repeated)}"
+            f"{spaced if trimmed != names else ''}. A row holds one value a name, so the cells "
+            "of all but one such column would be lost. Rename or remove the extra columns "
+            "(a renamed column can be made a field with --map FIELD=NEW_NAME)"
+        )
+    return trimmed
+
+
+def _ragged(line: int, cells: int, columns: int) -> RowError:
+    fix = (
+        "quote cells that hold commas"
+        if cells > columns
+        else "which one is missing cannot be told; write every column's cell (an empty one "
+        "as nothing between two commas)"
+    )
+    more = "more" if cells > columns else "fewer"
+    return RowError(
+        line, "", f"has {more} cells ({cells}) than the header has columns ({columns}); {fix}"
+    )
 
 
 def _csv_stop(problem: str, start: int) -> RowError:
@@ -213,11 +275,9 @@ def _csv_stop(problem: str, start: int) -> RowError:
     return RowError(start, "", f"{why}. Reading stopped here. {_KEPT}")
 
 
-def _csv_record(row: dict[str | Any, Any], line: int) -> Record | RowError:
-    if None in row:
-        return RowError(
-            line, "", "has more cells than the header has columns; quote cells that hold commas"
-        )
+def _csv_record(row: dict[str, Any], line: int) -> Record | RowError:
+    """One row's fields; context/claims/judge/attributes cells decoded (decode_mapped decodes
+    the cells --map brings to those fields from other columns)."""
     record: dict[str, Any] = {}
     for key, cell in row.items():
         if cell is None:
@@ -230,6 +290,21 @@ def _csv_record(row: dict[str | Any, Any], line: int) -> Record | RowError:
         if value != "" or key in ("context", "response", "trace_id"):
             record[key] = value
     return Record(line, record)
+
+
+def decode_mapped(data: dict[str, Any], mapping: Mapping[str, str]) -> dict[str, Any] | RowError:
+    """A CSV row after --map: a cell that --map brought to context/claims/judge/attributes from
+    another column is still its text; decoded here by the field it landed in, as a cell under
+    that field's own name is (`--map context=docs` with `["a", "b"]`: two documents)."""
+    decoded = dict(data)
+    for target, source in mapping.items():
+        value = data.get(target)
+        if target in JSON_CELLS and source not in JSON_CELLS and isinstance(value, str):
+            cell = _csv_cell(target, value)
+            if isinstance(cell, RowError):
+                return cell
+            decoded[target] = cell
+    return decoded
 
 
 def _csv_cell(key: str, cell: str) -> Any:

@@ -22,6 +22,7 @@ from annotate.errors import InputError, Interrupted, InterruptedAfterCommit, Usa
 from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
+from annotate.ingest.generic import decode_mapped
 from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import (
@@ -236,7 +237,7 @@ def _import_batch(
     for item in batch:
         if isinstance(item, Record) and item.kind == "evaluation":
             continue
-        result = _parse(item, mapping)
+        result = _parse(item, mapping, csv=report.format == "csv")
         if isinstance(result, Trace) and check is not None:
             result = check(result) or result
         if isinstance(result, Trace):
@@ -270,11 +271,19 @@ def _attach(
     errors.extend(outcome.errors)
 
 
-def _parse(item: Record | RowError, mapping: Mapping[str, str]) -> Trace | list[RowError]:
+def _parse(
+    item: Record | RowError, mapping: Mapping[str, str], csv: bool = False
+) -> Trace | list[RowError]:
     if isinstance(item, RowError):
         return [item]
     try:
-        record = Record(item.line, apply_mapping(item.data, mapping), item.unit)
+        data = apply_mapping(item.data, mapping)
+        if csv and mapping:  # a CSV cell --map brings to a JSON field is decoded there
+            data = decode_mapped(data, mapping)
+            if isinstance(data, RowError):
+                error = RowError(item.line, data.field, data.message)
+                return [_mention_mapping(error, mapping)]
+        record = Record(item.line, data, item.unit)
     except Exception as exc:  # a bug must cost one row, never the file
         return [unexpected_error(item, exc)]
     result = parse_record(record)

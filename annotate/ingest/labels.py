@@ -1,8 +1,11 @@
 """Import human labels made elsewhere, appended as label events (never replacing earlier ones).
 
 Rows: {"trace_id", "claim": index, "reviewer", "label", "error_type"?, "note"?,
-"created_at"?}. A reviewer with no account becomes an external reviewer who cannot
-log in. Labels outside the active rubric are rejected by line, like bad trace rows.
+"created_at"?}. A reviewer is found as sign-in finds a name (exactly, else ignoring case
+and how characters are written); a name no account has becomes an external reviewer who
+cannot log in. Labels outside the active rubric are rejected by line, like bad trace rows;
+rows of one file that give one reviewer's claim different verdicts at the same created_at
+are conflicts, and neither is kept.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.accounts.users import find_account, fold_name
 from annotate.errors import InputError, UsageError, counted
 from annotate.ingest import detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
@@ -28,6 +34,7 @@ from annotate.ingest.importer import (
 from annotate.store import Store
 from annotate.store import imports as import_sql
 from annotate.store import labels as sql
+from annotate.store import users as users_sql
 from annotate.store.schema import ERROR_TYPES
 from annotate.traces import (
     Record,
@@ -124,6 +131,17 @@ def _event_hash(row: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode()).hexdigest()
 
 
+@dataclass
+class _File:
+    """What the batches of one file share."""
+
+    now: datetime  # the time of the rows without created_at: one for the whole file
+    new_names: dict[str, str] = field(default_factory=dict)  # fold -> new external reviewer
+    reviewers: dict[str, str | RowError] = field(default_factory=dict)  # as written -> found
+    folds: dict[str, list[str]] | None = None  # fold -> the accounts' names, read once
+    rows: int = 0  # rows staged so far: each row's position in the file
+
+
 def import_labels(
     store: Store,
     path: str | os.PathLike[str],
@@ -145,16 +163,19 @@ def import_labels(
             report = ImportReport(import_id, label, chosen)
             version, rubric = sql.active_rubric(store)
             names = [item["label"] for item in rubric]
+            state = _File(datetime.now())
+            sql.start_staging(store, import_id)
             batch: list[Record | RowError] = []
             for item in read_records(fh, chosen):
                 batch.append(item)
                 if len(batch) >= BATCH_SIZE:
-                    _import_batch(store, report, batch, names, version)
+                    _import_batch(store, report, batch, names, version, state)
                     batch = []
                     if progress:
                         progress(report.imported + report.rejected + report.duplicates, 0.0)
-            _import_batch(store, report, batch, names, version)
-            if report.imported + report.rejected + report.duplicates == 0:
+            _import_batch(store, report, batch, names, version, state)
+            _settle(store, report, state)
+            if report.imported + report.rejected + report.duplicates + report.conflicts == 0:
                 raise InputError(f"{label} holds no rows: there is nothing to import")
             import_sql.finish_import(store, report.import_id, report.counts())
             record_act(store, who, "import_labels", str(import_id), file=label, **report.counts())
@@ -167,6 +188,7 @@ def _import_batch(
     batch: list[Record | RowError],
     labels: list[str],
     version: int,
+    state: _File,
 ) -> None:
     errors: list[RowError] = []
     rows: list[dict[str, Any]] = []
@@ -178,20 +200,101 @@ def _import_batch(
         else:
             rows.append(parsed)
     rows = _check_claims(store, rows, errors, report)
-    accounts = sql.account_states(store, sorted({row["reviewer"] for row in rows}))
-    rows = _check_active(accounts, rows, errors, report)
+    rows = _check_reviewers(store, rows, errors, report, state)
     rows = _drop_duplicates(store, rows, report)
-    names = sorted({row["reviewer"] for row in rows} - set(accounts))
-    sql.add_external_reviewers(store, names)  # no account: labels made elsewhere
-    now = datetime.now()
     for row in rows:
         row.update(rubric_version=version, origin="import", import_id=report.import_id)
-        row["created_at"] = row["created_at"] or now
-    sql.insert_label_events(store, rows)
-    report.imported += len(rows)
+        row["created_at"] = row["created_at"] or state.now
+        row["pos"] = state.rows = state.rows + 1
+    sql.stage_label_events(store, report.import_id, rows)
+    report.imported += len(rows)  # less the conflicts, once the whole file is read
+    _add_errors(store, report, errors)
+
+
+def _add_errors(store: Store, report: ImportReport, errors: list[RowError]) -> None:
     errors.sort(key=lambda error: error.line)  # the checks run one after another: file order
     import_sql.add_import_errors(store, report.import_id, errors)
     report.errors.extend(errors[: max(KEPT_ERRORS - len(report.errors), 0)])
+
+
+def _settle(store: Store, report: ImportReport, state: _File) -> None:
+    """The whole file is read: rows that contradict each other are left out together, the
+    rest appended, and the new reviewers who keep a label made external accounts."""
+    errors = [_conflict(row) for row in sql.staged_conflicts(store, report.import_id)]
+    report.conflicts += len(errors)
+    report.imported -= len(errors)
+    _add_errors(store, report, errors)
+    report.errors.sort(key=lambda error: error.line)
+    kept = sql.commit_staged(store, report.import_id)
+    new = set(state.new_names.values())
+    sql.add_external_reviewers(store, [name for name in kept if name in new])
+
+
+def _conflict(row: dict[str, Any]) -> RowError:
+    others = [line for line in row["lines"] if line != row["line"]] or [row["line"]]
+    where = f"line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}"
+    return RowError(
+        row["line"],
+        "label",
+        f"{row['reviewer']!r} labels claim {row['claim_index']} of trace {row['trace_id']!r} "
+        f"differently on {where} of this file with the same created_at (or none), so neither "
+        "is the later verdict: none of them was kept. Keep the row meant, or give each row "
+        "its own created_at",
+    )
+
+
+def _check_reviewers(
+    store: Store,
+    rows: list[dict[str, Any]],
+    errors: list[RowError],
+    report: ImportReport,
+    state: _File,
+) -> list[dict[str, Any]]:
+    """Each row's reviewer found as sign-in finds the name and written as the account's own;
+    a deactivated account's labels are refused, as its verdicts in the app are. Accounts do
+    not change while the file is imported: each name is looked up once."""
+    found = state.reviewers
+    kept = []
+    for row in rows:
+        written = row["reviewer"]
+        if written not in found:
+            found[written] = _reviewer(store, written, state)
+        name = found[written]
+        if isinstance(name, str):
+            row["reviewer"] = name
+            kept.append(row)
+        else:
+            errors.append(RowError(row["line"], name.field, name.message))
+            report.rejected += 1
+    return kept
+
+
+def _reviewer(store: Store, written: str, state: _File) -> str | RowError:
+    """The account `written` names (as sign-in finds it), else the new external reviewer it
+    names: NFKC-normalised as `user add` makes names, one spelling for all rows of the file."""
+    if state.folds is None:  # every account by its fold, read once for the file
+        state.folds = {}
+        for name, *_ in users_sql.all_users(store):
+            state.folds.setdefault(fold_name(name), []).append(name)
+    twins = state.folds.get(fold_name(written))
+    account = find_account(store, written) if twins else None  # no twin: no account
+    if account is not None:
+        if not account["active"]:
+            message = f"{account['name']!r} is a deactivated account: its labels are not taken"
+            return RowError(0, "reviewer", message)
+        return str(account["name"])
+    if twins:  # accounts made before names were compared this way
+        return RowError(
+            0,
+            "reviewer",
+            f"{written!r} could be any of the accounts {', '.join(map(repr, twins))}, which differ "
+            "only in case or in how a character is written; write the account's exact name",
+        )
+    try:
+        name = check_reviewer_name(unicodedata.normalize("NFKC", written))
+    except ValueError as exc:
+        return RowError(0, "reviewer", str(exc))
+    return state.new_names.setdefault(fold_name(name), name)
 
 
 def _check_claims(
@@ -213,22 +316,6 @@ def _check_claims(
     return kept
 
 
-def _check_active(
-    accounts: dict[str, bool],
-    rows: list[dict[str, Any]],
-    errors: list[RowError],
-    report: ImportReport,
-) -> list[dict[str, Any]]:
-    """A deactivated account's labels are refused, as its verdicts in the app are."""
-    inactive = {name for name, active in accounts.items() if not active}
-    for row in rows:
-        if row["reviewer"] in inactive:
-            message = f"{row['reviewer']!r} is a deactivated account: its labels are not taken"
-            errors.append(RowError(row["line"], "reviewer", message))
-            report.rejected += 1
-    return [row for row in rows if row["reviewer"] not in inactive]
-
-
 def _no_such_claim(row: dict[str, Any], indexes: list[int]) -> str:
     trace, claim = row["trace_id"], row["claim_index"]
     if not indexes:
@@ -245,7 +332,7 @@ def _drop_duplicates(
 ) -> list[dict[str, Any]]:
     for row in rows:
         row["content_hash"] = _event_hash(row)
-    stored = sql.stored_event_hashes(store, [row["content_hash"] for row in rows])
+    stored = sql.stored_event_hashes(store, [row["content_hash"] for row in rows], report.import_id)
     kept, seen = [], set(stored)
     for row in rows:
         if row["content_hash"] in seen:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from annotate.errors import counted, stratum_label
+from annotate.rates import gaps
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
@@ -98,7 +99,7 @@ def weighted_human(
             method,
             f"too little data: {counted(traces, 'labelled trace')} (< {MIN_TRACES})",
         )
-    gap = _strata_without_gold(design, part, level)
+    gap = gaps.strata_without_gold(set(design.units["stratum"]), part, level)
     if gap:
         return est.Rate(None, None, None, n, method, gap)
     features = np.where(mask[:, None], design.features, 0.0)
@@ -112,32 +113,6 @@ def weighted_human(
     wide_low, wide_high = est.wilson_at(rate, n)
     return est.Rate(
         rate, min(low, wide_low), max(high, wide_high), n, method + "; at least Wilson's"
-    )
-
-
-def _strata_without_gold(design: Design, part: pd.DataFrame, level: str) -> str | None:
-    """Why the slice has no rate while some of its strata have no gold at `level`, if they do:
-    the ratio estimator would then speak for the labelled strata alone, silently."""
-    if not len(part):
-        return None
-    covered = set(design.units["stratum"])
-    missing = part[~part["stratum"].isin(covered)]
-    if not len(missing):
-        return None
-    sizes = missing.groupby("stratum", sort=True)["traces"].sum()
-    sizes = sizes[sizes > 0].sort_values(ascending=False, kind="stable")
-    if not len(sizes):
-        return None
-    total = int(part["traces"].sum())
-    named = ", ".join(
-        f"{stratum_label(str(key))} ({counted(int(size), 'trace')})"
-        for key, size in sizes.head(3).items()
-    )
-    more = f" and {len(sizes) - 3} more" if len(sizes) > 3 else ""
-    return (
-        f"no {level} gold yet in {counted(len(sizes), 'stratum')} of this slice: "
-        f"{named}{more}, {int(sizes.sum()):,} of its {total:,} traces; the labelled strata "
-        "cannot stand for them: label them, or narrow the slice"
     )
 
 
@@ -295,40 +270,13 @@ def rogan_gladen(
         )
     cells = _cells(design, in_slice)
     members = np.flatnonzero(cells.any(axis=1))
-    unfit = rogan_gladen_unfit(raw.rate, cells[members].sum(axis=0))
+    unfit = gaps.rogan_gladen_unfit(raw.rate, cells[members].sum(axis=0))
     if unfit:
         return est.Rate(None, None, None, len(in_slice), method, unfit)
     rate, low, high = est.rogan_gladen_interval(raw.rate, cells[members], design.draws[:, members])
     if math.isnan(low):
         return est.Rate(rate, None, None, len(in_slice), method, "too few pairs for an interval")
     return est.Rate(rate, low, high, len(in_slice), method)
-
-
-def rogan_gladen_unfit(raw: float, cells: np.ndarray) -> str | None:
-    """Why Rogan-Gladen gives no number on these pooled [tp, fn, tn, fp], if it does not: a
-    gold class missing (sensitivity or specificity undefined), no skill, or a raw rate its
-    sensitivity and specificity cannot explain (the correction leaves [0, 1], and a clipped
-    0 or 1 would come with an interval collapsed on the clip)."""
-    tp, fn, tn, fp = (float(c) for c in cells)
-    if not tp + fn:
-        return "no unsupported gold in this slice: the judge's sensitivity is undefined"
-    if not tn + fp:
-        return "no supported gold in this slice: the judge's specificity is undefined"
-    sensitivity, specificity = tp / (tp + fn), tn / (tn + fp)
-    corrected = est.rogan_gladen(raw, sensitivity, specificity, clip=False)
-    if corrected is None:
-        return "sensitivity + specificity <= 1: the judge is no better than chance here"
-    if corrected < 0:
-        return (
-            f"the judge's raw rate ({raw:.1%}) is below its false-alarm rate on this slice's gold "
-            f"({1 - specificity:.1%}): the correction is negative ({corrected:.2f}), no rate"
-        )
-    if corrected > 1:
-        return (
-            f"the judge's raw rate ({raw:.1%}) is above its sensitivity on this slice's gold "
-            f"({sensitivity:.1%}): the correction is above 1 ({corrected:.2f}), no rate"
-        )
-    return None
 
 
 def _cells(design: Design, pairs: pd.DataFrame) -> np.ndarray:
