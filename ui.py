@@ -103,12 +103,17 @@ def app_text(message: str) -> str:
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; Streamlit's
 # extras (KaTeX `$`, `:color[...]` directives, `:emoji:` codes) start with punctuation too.
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+# GitHub's autolinks (`www.x`, `http://x`, `a@b.c`) are found in the text after Markdown is
+# parsed, so escapes do not stop them: an invisible word joiner inside each pattern does.
+WORD_JOINER = "\u2060"
+_AUTOLINKED = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=//)|(?<=@)")
 
 
 def md(value: object) -> str:
     """Untrusted data for a Markdown context (caption, heading, message, widget label):
     every character shows literally; no emphasis, link, image, math, colour or HTML."""
     text = " ".join(str(value).split())  # one line: no headings, lists or blocks
+    text = _AUTOLINKED.sub(WORD_JOINER, text)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 

@@ -25,11 +25,12 @@ CANARY = "canary.invalid"  # the .invalid TLD never resolves; requests are abort
 
 
 def payload(tag: str) -> str:
-    """Markdown, a colour directive, KaTeX, a remote image, live HTML, a script link."""
+    """Markdown, a colour directive, KaTeX, a remote image, live HTML, a script link, and
+    bare addresses GitHub's Markdown would make links of (`www.`, `http://`, `m@x`)."""
     return (
         f"**B-{tag}** :red[R-{tag}] $K_{{{tag}}}$ ![I-{tag}](http://{CANARY}/{tag}.png) "
         f"<img src=x onerror=\"window.__xss='{tag}'\"> <script>window.__xss='{tag}s'</script> "
-        f"[L-{tag}](javascript:window.__xss=1) # H-{tag}"
+        f"[L-{tag}](javascript:window.__xss=1) www.{CANARY}/W-{tag} m@{CANARY} # H-{tag}"
     )
 
 
@@ -139,6 +140,7 @@ def assert_inert(page: Any, where: str) -> None:
     assert page.locator(".katex, .katex-html, math").count() == 0, where
     assert page.locator(f"img[src*='{CANARY}'], img[src='x']").count() == 0, where
     assert page.locator("a[href^='javascript']").count() == 0, where
+    assert page.locator(f"a[href*='{CANARY}']").count() == 0, where  # no autolinks from data
     assert page.locator("script", has_text="__xss").count() == 0, where
     assert page.locator("h1, h2, h3, h4, h5, h6", has_text=re.compile(r"^H-")).count() == 0, where
     text = page.locator("body").inner_text()
