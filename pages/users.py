@@ -101,29 +101,43 @@ with st.form("users_password_form", clear_on_submit=True):
 _show("users_password")
 
 st.subheader("Settings")
-hours = st.number_input(
-    "Sign-in lasts (hours)", 0.25, 720.0, session_hours(store), 1.0, key="users_session_hours"
-)
-if hours != session_hours(store):
+
+
+def _setting(key: str, write) -> None:
+    """A setting is written only when this lead changes it (a callback): a page drawn before
+    another lead's change must not write its stale value back on an unrelated rerun."""
+    value = st.session_state[key]
+    if isinstance(value, str) and not value.strip():
+        return  # an emptied folder field keeps the folder
     try:
-        set_session_hours(store, hours, actor=user.name)
+        write(store, value, actor=user.name)
     except AnnotateError as exc:
-        ui.show_error(exc)
-folder = st.text_input(
+        _said(key, "error", ui.md(ui.app_text(str(exc))))
+    else:
+        st.session_state.pop(f"{key}_said", None)
+
+
+# Each run shows the stored value (another lead's change included); the callback ran first.
+st.session_state["users_session_hours"] = session_hours(store)
+st.session_state["users_import_folder"] = str(import_folder(store))
+st.session_state["users_reveal_judge"] = reveal_judge_after_submit(store)
+st.number_input(
+    "Sign-in lasts (hours)",
+    0.25,
+    720.0,
+    step=1.0,
+    key="users_session_hours",
+    on_change=ui.guard(_setting),
+    args=("users_session_hours", set_session_hours),
+)
+_show("users_session_hours")
+st.text_input(
     "Import folder (the only server folder the Import page reads by path)",
-    str(import_folder(store)),
     key="users_import_folder",
+    on_change=ui.guard(_setting),
+    args=("users_import_folder", set_import_folder),
 )
-if folder.strip() and folder.strip() != str(import_folder(store)):
-    try:
-        set_import_folder(store, folder, actor=user.name)
-        st.rerun()
-    except AnnotateError as exc:
-        ui.show_error(exc)
-reveal = st.toggle(
-    "Show reviewers the judge's verdict after they submit (feedback; never before)",
-    value=reveal_judge_after_submit(store),
-    key="users_reveal_judge",
-)
-if reveal != reveal_judge_after_submit(store):
-    set_reveal_judge_after_submit(store, reveal, actor=user.name)
+_show("users_import_folder")
+st.toggle("Show reviewers the judge's verdict after they submit (feedback; never before)",
+          key="users_reveal_judge", on_change=ui.guard(_setting),
+          args=("users_reveal_judge", set_reveal_judge_after_submit))  # fmt: skip

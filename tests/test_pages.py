@@ -215,3 +215,41 @@ def test_a_double_click_on_the_users_forms_does_the_act_once_and_says_so(app_sto
         assert len(acts) == 2  # added once, its password set once
     finally:
         store.close()
+
+
+def test_a_lead_writes_a_setting_only_by_changing_it_never_by_a_stale_page(app_store):
+    """Catches (browser QA) the Users page writing every setting whose widget differed from
+    the store on any rerun: lead1's page, drawn before lead2 turned the judge reveal on and
+    set 24-hour sessions, wrote False and 12 back when lead1 only picked another account."""
+    from annotate.accounts.activity import activity
+    from annotate.accounts.users import session_hours
+    from annotate.labelling.session import reveal_judge_after_submit
+
+    first = run_page("pages/users.py", User("lena", "lead"))
+    second = run_page("pages/users.py", User("liam", "lead"))
+    second.toggle(key="users_reveal_judge").set_value(True).run()
+    second.number_input(key="users_session_hours").set_value(24.0).run()
+    assert not second.exception and not second.error
+    first.run()  # an unrelated rerun of the page drawn before those changes
+    assert first.toggle(key="users_reveal_judge").value is True  # shows the stored values
+    assert first.number_input(key="users_session_hours").value == 24.0
+    store = open_store(app_store)
+    try:
+        assert reveal_judge_after_submit(store) and session_hours(store) == 24.0
+        settings = [
+            (a["actor"], a["subject"])
+            for a in activity(store, kind="setting")
+            if a["subject"] != "import_folder"  # the fixture sets the folder
+        ]
+        assert sorted(settings) == [
+            ("liam", "reveal_judge_after_submit"),
+            ("liam", "session_hours"),
+        ]
+    finally:
+        store.close()
+    first.toggle(key="users_reveal_judge").set_value(False).run()  # a change of its own
+    store = open_store(app_store)
+    try:
+        assert not reveal_judge_after_submit(store)
+    finally:
+        store.close()
