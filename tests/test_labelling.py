@@ -169,6 +169,14 @@ def test_a_session_labels_goes_back_skips_and_sees_progress(ready):
     assert [e[0] for e in events] == ["supported", "contradicted", "supported", "not_in_context"]
 
 
+def _label_rest_of_trace(store, reviewer: str, view) -> None:
+    """Label (supported) the claims of `view`'s trace still in the reviewer's queue."""
+    while (following := next_claim(store, reviewer, "demo")) is not None:
+        if following.trace_id != view.trace_id:
+            break
+        record_verdict(store, reviewer, following, "supported")
+
+
 def test_the_view_is_blind_to_the_judge_and_to_other_reviewers(ready):
     assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
     view = next_claim(ready, "alice", "demo")
@@ -176,6 +184,8 @@ def test_the_view_is_blind_to_the_judge_and_to_other_reviewers(ready):
     set_reveal_judge_after_submit(ready, True)
     assert judge_feedback(ready, "alice", view) == []  # not before she submits
     record_verdict(ready, "alice", view, "supported")
+    assert judge_feedback(ready, "alice", view) == []  # nor while the trace has claims to come
+    _label_rest_of_trace(ready, "alice", view)
     assert [v["label"] for v in judge_feedback(ready, "alice", view)][-1] == "unsupported"
     assert [q["label"] for q in reviewer_queue(ready, "bob", "demo") if q["label"]] == []
 
@@ -297,20 +307,29 @@ def test_gold_and_where_the_judge_disagrees_with_it(ready):
 
 def test_the_revealed_judge_verdict_is_the_one_on_this_claim(ready):
     """Catches the judge feedback read for another claim of the trace (or none): the judge's
-    claim-level verdict in the fixture is on claim 2 only; the response verdict shows on all."""
+    claim-level verdict in the fixture is on the second claim only; the response verdict
+    shows once every claim of the trace is labelled (browser QA: it showed after the first,
+    while the trace's other claims were still to label, so the reviewer was no longer blind)."""
     assign(ready, "demo", ["alice"], per_trace=1, seed=1)
     set_reveal_judge_after_submit(ready, True)
     first = next_claim(ready, "alice", "demo")
     record_verdict(ready, "alice", first, "supported")
-    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", first)] == [
-        ("response", "unsupported")
-    ]
+    assert judge_feedback(ready, "alice", first) == []  # nothing on this claim; one to come
     second = next_claim(ready, "alice", "demo")
     assert (second.trace_id, second.claim_index) == (first.trace_id, 1)
     record_verdict(ready, "alice", second, "supported")
     assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", second)] == [
+        ("claim", "unsupported")  # the response's verdict waits for the third claim
+    ]
+    third = next_claim(ready, "alice", "demo")
+    assert (third.trace_id, third.claim_index) == (first.trace_id, 2)
+    record_verdict(ready, "alice", third, "supported")
+    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", second)] == [
         ("claim", "unsupported"),
         ("response", "unsupported"),
+    ]
+    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", first)] == [
+        ("response", "unsupported")  # reopened once the trace is done
     ]
 
 
@@ -319,6 +338,7 @@ def test_reveal_turns_off_again_and_each_change_is_logged_with_its_actor(ready):
     assign(ready, "demo", ["alice"], per_trace=1, seed=1)
     view = next_claim(ready, "alice", "demo")
     record_verdict(ready, "alice", view, "supported")
+    _label_rest_of_trace(ready, "alice", view)
     set_reveal_judge_after_submit(ready, True, actor="lena")
     assert reveal_judge_after_submit(ready) and judge_feedback(ready, "alice", view)
     set_reveal_judge_after_submit(ready, False, actor="lena")

@@ -276,11 +276,15 @@ def progress(
 
 
 def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[str, Any]]:
-    """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it."""
+    """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it:
+    on the claim; on the whole response only once they have labelled (or flagged) every claim
+    of the trace, as it speaks for the claims still to come."""
     if not reveal_judge_after_submit(store):
         return []
-    labelled = sql.has_label(store, reviewer, view.trace_id, view.claim_index)
-    return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index) if labelled else []
+    if not sql.has_label(store, reviewer, view.trace_id, view.claim_index):
+        return []
+    whole = sql.claims_left(store, reviewer, view.trace_id) == 0
+    return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index, response=whole)
 
 
 def min_dwell(store: Store) -> timedelta:
