@@ -39,7 +39,13 @@ class Desk:
     def submit(self, label: str, view: ClaimView) -> None:
         """Button callback for the claim the button was drawn for (never "whatever is current").
 
-        Runs before the rerun, so the next claim is drawn after the commit."""
+        Runs before the rerun, so the next claim is drawn after the commit. A press of a button
+        drawn for a claim no longer on screen (a second key 60 ms after the first, before the
+        page redrew) does nothing: a verdict on it would be a decision about a claim the
+        reviewer no longer sees, and its "already has your verdict" question would block them."""
+        shown = self.showing()
+        if shown is None or shown.key != view.key:
+            return
         error_type = st.session_state.get("label_error_type")
         try:
             record_verdict(

@@ -77,15 +77,19 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
     windows: list[tuple[float, float]] = []
     with running_app(store_file) as url:
         page = on_label(browser, url)
-        for key, gap in (("1", 50), ("1", 150), ("1", 400), ("4", 50), ("4", 150), ("4", 400)):
+        pairs = [("1", "1", 50), ("1", "1", 150), ("1", "1", 400), ("4", "4", 50)]
+        pairs += [("4", "4", 150), ("4", "4", 400), ("1", "2", 60), ("1", "2", 100)]
+        for key, then, gap in pairs:
             page.evaluate("document.activeElement && document.activeElement.blur()")
             page.wait_for_timeout(600)  # read the claim
             start = page.evaluate("Date.now()")
             page.keyboard.press(key)
             page.wait_for_timeout(gap)
-            page.keyboard.press(key)
+            page.keyboard.press(then)  # "1" then "2": a quick second thought, or a slip
             settle(page)
             windows.append((start, page.evaluate("Date.now()")))
+            # never a question about the claim before, no longer on screen (browser QA)
+            assert page.get_by_text("already has your verdict").count() == 0, (key, then, gap)
         for _ in range(2):
             page.wait_for_timeout(600)
             start = page.evaluate("Date.now()")
@@ -123,7 +127,7 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
         assert {e["text"] for e in stored} <= shown, (made, stored)
         # key N is the rubric's N-th label (not a mirror image: 1 and 4), the button its name
         expected = {"1": "supported", "4": "not_in_context"}.get(made[0].get("key"), "supported")
-        assert {e["label"] for e in stored} == {expected}
+        assert {e["label"] for e in stored} == {expected}  # a "2" 60 ms on stores nothing
     assert len({e["text"] for e in events}) == len(events)  # a repeat on one claim: one event
 
 
