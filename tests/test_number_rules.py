@@ -237,7 +237,14 @@ def test_resamples_where_gold_has_one_class_say_nothing_about_kappa() -> None:
     pairs = [Pair("t0", True, True), Pair("t30", True, True)]
     pairs += [Pair(f"t{i}", False, False) for i in range(1, 30)]
     kappa = calibration_stats(pairs, repetitions=500)["cohen_kappa"]
-    assert (kappa["value"], kappa["low"], kappa["high"]) == (1.0, 1.0, 1.0)
+    # Every defined resample is 1, so the interval is the floor Wilson's implies and no lower
+    # (resamples counted as 0 would pull the low end to 0): p_o = 31/31, p_e from the margins.
+    from statsmodels.stats.proportion import proportion_confint
+
+    chance = (2 * 2 + 29 * 29) / 31**2
+    floor = (proportion_confint(31, 31, method="wilson")[0] - chance) / (1 - chance)
+    assert kappa["value"] == 1.0 and kappa["high"] == 1.0
+    assert kappa["low"] == pytest.approx(floor) and floor > 0.05
 
 
 def test_kappa_on_every_resample_is_scikit_learns_or_undefined_when_gold_has_one_class() -> None:
