@@ -11,21 +11,21 @@ import codecs
 import csv
 import io
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-import ijson
 import orjson
 
 from annotate.errors import InputError
+from annotate.ingest.json_array import read_json_array
+from annotate.ingest.parquet import parquet_record as _parquet_record  # noqa: F401 (import_rows)
+from annotate.ingest.parquet import read_parquet  # noqa: F401 (the readers table)
 from annotate.traces import Record, RowError
 from annotate.traces.limits import MAX_TEXT_CHARS
 
 BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")
 _UTF8_FIX = "is not valid UTF-8 ({reason}); re-save the file as UTF-8"
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _KEPT = "The rows before it were kept"
 
 
@@ -95,63 +95,6 @@ def stray_nul(text: str, number: int) -> RowError:
         f"holds a NUL byte at column {column}, which is not text; remove it "
         "(a few such bytes in a text file are damage, not a binary file)",
     )
-
-
-def read_json_array(fh: IO[bytes]) -> Iterator[Record | RowError]:
-    """One JSON document holding an array of trace objects, streamed item by item."""
-    head = fh.read(len(BOM))
-    if head != BOM:
-        fh.seek(0)
-    start = fh.tell()
-    read = 0
-    backend = _json_backend(fh)
-    try:
-        for read, item in enumerate(backend.items(fh, "item", use_float=True), start=1):
-            yield Record(read, item, unit="item")
-    except (ijson.JSONError, UnicodeDecodeError) as exc:
-        if backend is not _PY_JSON and "integer overflow" in str(exc):
-            fh.seek(start)  # the C parser stops at integers past 64 bits; the Python one reads on
-            yield from _items_after(fh, read)
-        else:
-            yield _array_stop(read, exc)
-
-
-_PY_JSON = ijson.get_backend("python")
-
-
-def _items_after(fh: IO[bytes], skip: int) -> Iterator[Record | RowError]:
-    read = 0
-    try:
-        for read, item in enumerate(_PY_JSON.items(fh, "item", use_float=True), start=1):
-            if read > skip:
-                yield Record(read, item, unit="item")
-    except (ijson.JSONError, UnicodeDecodeError) as exc:
-        yield _array_stop(read, exc)
-
-
-def _array_stop(read: int, exc: Exception) -> RowError:
-    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return RowError(
-        read + 1,
-        "",
-        f"the JSON document stops being valid after item {read} ({reason}); "
-        "fix the file and import it again (items before it were read)",
-        unit="item",
-    )
-
-
-def _json_backend(fh: IO[bytes]) -> Any:
-    """The C parser, unless the file escapes surrogates: it turns a lone one into "?" silently,
-    the pure-Python one keeps it so the field check rejects it like on a JSON line."""
-    start = fh.tell()
-    found, tail = False, b""
-    while chunk := fh.read(1 << 20):
-        if _SURROGATE_ESCAPE.search(tail + chunk):
-            found = True
-            break
-        tail = chunk[-8:]
-    fh.seek(start)
-    return _PY_JSON if found else ijson
 
 
 def read_json_document(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -339,57 +282,6 @@ def _has_surrogates(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
-
-
-def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
-    """Parquet, streamed in row batches; nested lists and structs arrive as Python objects."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(fh)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(
-            f"the file is not a readable Parquet file ({exc}); it may be cut short: export it again"
-        ) from None
-    number = 0
-    try:  # row group by row group, so damage in one keeps every row before it
-        for group in range(parquet.num_row_groups):
-            for batch in parquet.iter_batches(batch_size=2048, row_groups=[group]):
-                for row in _batch_rows(batch):
-                    number += 1
-                    yield _parquet_record(row, number)
-    except (pa.ArrowException, OSError) as exc:
-        problem = " ".join(str(exc).split())[:200]
-        message = f"the Parquet file cannot be read past row {number} ({problem}). {_KEPT}: "
-        yield RowError(number + 1, "", message + "export the file again", unit="row")
-
-
-def _batch_rows(batch: Any) -> list[dict[str, Any] | RowError]:
-    """Rows as dicts; a row holding a value Python cannot represent becomes its error."""
-    try:
-        return list(batch.to_pylist())
-    except (ValueError, OverflowError):
-        return [_one_row(batch, index) for index in range(batch.num_rows)]
-
-
-def _one_row(batch: Any, index: int) -> dict[str, Any] | RowError:
-    row: dict[str, Any] = {}
-    for name, column in zip(batch.schema.names, batch.columns, strict=True):
-        try:
-            row[name] = column.slice(index, 1).to_pylist()[0]
-        except (ValueError, OverflowError) as exc:
-            message = (
-                f"holds a value Python cannot represent ({exc}); dates must be in years 1-9999"
-            )
-            return RowError(0, name, message, unit="row")
-    return row
-
-
-def _parquet_record(row: dict[str, Any] | RowError, number: int) -> Record | RowError:
-    if isinstance(row, RowError):
-        return RowError(number, row.field, row.message, unit="row")
-    return Record(number, {k: v for k, v in row.items() if v is not None}, unit="row")
 
 
 def _first_significant_byte(fh: IO[bytes]) -> bytes:

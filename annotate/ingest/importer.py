@@ -256,9 +256,20 @@ def _import_batch(
     warnings = [w for trace in fresh.values() for w in trace.warnings]
     report.warned += len(warnings)
     report.warnings.extend(warnings[: max(KEPT_ERRORS - len(report.warnings), 0)])
+    add_errors(store, report, errors)
+
+
+def add_errors(store: Store, report: ImportReport, errors: list[RowError]) -> None:
+    """Store a batch's errors and keep the report's first KEPT_ERRORS, all by line: a reader's
+    or check's own order (evaluations first, conflicts last, a turn reported once it ends)
+    never shows. Sorting is stable: the errors of one line stay in the order they were found."""
+    errors.sort(key=_line)
     sql.add_import_errors(store, report.import_id, errors)
-    room = KEPT_ERRORS - len(report.errors)
-    report.errors.extend(errors[: max(room, 0)])
+    report.errors = sorted([*report.errors, *errors], key=_line)[:KEPT_ERRORS]
+
+
+def _line(error: RowError) -> int:
+    return error.line
 
 
 def _attach(

@@ -26,10 +26,10 @@ from annotate.ingest import detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.importer import (
     BATCH_SIZE,
-    KEPT_ERRORS,
     READ_BUFFER,
     ImportReport,
     Progress,
+    add_errors,
 )
 from annotate.store import Store
 from annotate.store import imports as import_sql
@@ -208,13 +208,7 @@ def _import_batch(
         row["pos"] = state.rows = state.rows + 1
     sql.stage_label_events(store, report.import_id, rows)
     report.imported += len(rows)  # less the conflicts, once the whole file is read
-    _add_errors(store, report, errors)
-
-
-def _add_errors(store: Store, report: ImportReport, errors: list[RowError]) -> None:
-    errors.sort(key=lambda error: error.line)  # the checks run one after another: file order
-    import_sql.add_import_errors(store, report.import_id, errors)
-    report.errors.extend(errors[: max(KEPT_ERRORS - len(report.errors), 0)])
+    add_errors(store, report, errors)
 
 
 def _settle(store: Store, report: ImportReport, state: _File) -> None:
@@ -223,8 +217,7 @@ def _settle(store: Store, report: ImportReport, state: _File) -> None:
     errors = [_conflict(row) for row in sql.staged_conflicts(store, report.import_id)]
     report.conflicts += len(errors)
     report.imported -= len(errors)
-    _add_errors(store, report, errors)
-    report.errors.sort(key=lambda error: error.line)
+    add_errors(store, report, errors)
     kept = sql.commit_staged(store, report.import_id)
     new = set(state.new_names.values())
     sql.add_external_reviewers(store, [name for name in kept if name in new])

@@ -13,7 +13,9 @@ generate_content or invoke_agent, or, without a well-known operation name, a spa
 gen_ai.request.model, gen_ai.system or gen_ai.provider.name (tool, retrieval, embeddings,
 agent-creation and memory operations never count). Only the innermost such span counts:
 one with another LLM span beneath it (an agent, a framework wrapper) is not a second trace.
-A call whose output is only tool calls is an agent step with no answer yet and is skipped.
+A call whose output is only tool calls is an agent step with no answer yet and is skipped;
+one whose traceId, spanId or startTimeUnixNano cannot be read, or with no answer text, is
+rejected naming the attribute and what is wrong with it.
 The trace_id is the OTel traceId when that OTel trace has exactly one answered call, else
 `<traceId>-<spanId>`.
 
@@ -46,25 +48,26 @@ from annotate.ingest.otlp_evaluations import (
     raw_spans,
 )
 from annotate.ingest.otlp_messages import (
+    OUTPUT,
     is_content_key,
     is_llm_span,
     message_tool_results,
+    output_problem,
     request_of,
     requested_tools_only,
     response_of,
     span_context,
 )
 from annotate.ingest.otlp_values import (
-    MAX_NANOS,
     NOT_AN_EXPORT,
     attributes_of,
     export_documents,
-    int_value,
     is_export,
+    nanos_of,
     normalise_id,
     timestamp_of,
 )
-from annotate.traces import Record, RowError, describe_type, unexpected_error
+from annotate.traces import Record, RowError, describe_type, shown, unexpected_error
 
 
 def looks_like(first: Any) -> bool:
@@ -129,34 +132,46 @@ def _spans(document: dict[str, Any], line: int) -> Iterator[Span]:
     for raw, resource in raw_spans(document):
         trace_id = normalise_id(raw.get("traceId"), 16)
         span_id = normalise_id(raw.get("spanId"), 8)
+        name = str(raw.get("name") or "")
+        start = nanos_of(raw.get("startTimeUnixNano"))
+        problem = _id_problem(raw, trace_id, span_id)
+        if problem is None and isinstance(start, str):
+            problem = ("startTimeUnixNano", f"of LLM span {name!r} ({span_id}) {start}")
         yield Span(
             line,
             trace_id or str(raw.get("traceId")),
             span_id or str(raw.get("spanId")),
             normalise_id(raw.get("parentSpanId"), 8),
-            str(raw.get("name") or ""),
-            int_value(raw.get("startTimeUnixNano")) or 0,
+            name,
+            start if isinstance(start, int) else 0,
             attributes_of(raw.get("attributes")),
             resource,
-            _id_problem(raw, trace_id, span_id),
+            problem,
         )
 
 
 def _id_problem(
     raw: dict[str, Any], trace_id: str | None, span_id: str | None
 ) -> tuple[str, str] | None:
+    """Why the span's traceId or spanId cannot be read; reported only if the span is a call."""
     if trace_id is None:
-        return ("traceId", _bad_id(raw.get("traceId"), 16))
+        return ("traceId", _bad_id(raw, "traceId", 16))
     if span_id is None:
-        return ("spanId", _bad_id(raw.get("spanId"), 8))
+        return ("spanId", _bad_id(raw, "spanId", 8))
     return None
 
 
-def _bad_id(raw: Any, size: int) -> str:
-    return (
-        f"must be {size * 2} hex digits or the base64 of {size} bytes, got {str(raw)[:40]!r}; "
-        "export the spans again with an OTLP exporter"
-    )
+def _bad_id(raw: dict[str, Any], key: str, size: int) -> str:
+    shape = f"{size * 2} hex digits or the base64 of {size} bytes"
+    value = raw.get(key)
+    fix = "export the spans again with an OTLP exporter"
+    if key not in raw:
+        return f"is missing: every span needs one ({shape}); {fix}"
+    if value is None or value == "":
+        empty = "is empty" if value == "" else "is missing (it is null)"
+        return f"{empty}: every span needs one ({shape}); {fix}"
+    got = repr(value[:40]) if isinstance(value, str) else f"{describe_type(value)} ({shown(value)})"
+    return f"must be {shape}, got {got}; {fix}"
 
 
 def _by_trace(spans: list[Span]) -> dict[str, list[Span]]:
@@ -193,12 +208,10 @@ def _trace_records(spans: list[Span]) -> Iterator[Record | RowError]:
     handed_on = {id(span): span_context(span.attributes, span.name) for span in spans}
     for span in calls:
         response = response_of(span.attributes)
-        if span.id_problem is not None:
-            yield RowError(span.line, *span.id_problem)
-        elif span.start > MAX_NANOS:
-            yield RowError(span.line, "startTimeUnixNano", _late(span))
+        if span.problem is not None:
+            yield RowError(span.line, *span.problem)
         elif response is None:
-            yield RowError(span.line, "gen_ai.output.messages", _no_output(span))
+            yield RowError(span.line, OUTPUT, _no_output(span))
         else:
             trace_id = span.trace_id if len(calls) == 1 else f"{span.trace_id}-{span.span_id}"
             context = _context(span, spans, handed_on)
@@ -221,17 +234,13 @@ def _stray_verdicts(
             )
 
 
-def _late(span: Span) -> str:
-    try:
-        timestamp_of(span.start)
-    except ValueError as exc:
-        return f"of LLM span {span.name!r} ({span.span_id}) {exc}"
-    return "is out of range"
-
-
 def _no_output(span: Span) -> str:
+    """Why the call has no answer: its output messages unreadable, textless, or not recorded."""
     error = span.attributes.get("error.type")
     failed = f" (it failed: error.type={error})" if error else ""
+    problem = output_problem(span.attributes, f"LLM span {span.name!r} ({span.span_id}){failed}")
+    if problem is not None:
+        return problem
     return (
         f"is missing: LLM span {span.name!r} ({span.span_id}) has no output text{failed}; "
         "enable message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) "

@@ -35,7 +35,7 @@ class Span:
     start: int
     attributes: dict[str, Any]
     resource: dict[str, Any]
-    id_problem: tuple[str, str] | None = None
+    problem: tuple[str, str] | None = None  # (field, message): unreadable ids or start time
     verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 

@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from annotate.ingest.generic import json_problem
+from annotate.traces import describe_type, shown
+
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 # Well-known gen_ai.operation.name values that are not a model answering a prompt.
 NOT_LLM_OPERATIONS = frozenset(
@@ -31,6 +34,7 @@ NOT_LLM_OPERATIONS = frozenset(
         "upsert_memory",
     }
 )
+OUTPUT = "gen_ai.output.messages"
 MODEL_KEYS = ("gen_ai.request.model", "gen_ai.system", "gen_ai.provider.name")
 NOT_LLM_REQUEST_TYPES = ("embedding", "rerank")  # OpenLLMetry's llm.request.type
 CONTENT_KEYS = frozenset(
@@ -99,9 +103,45 @@ def input_messages(attributes: dict[str, Any]) -> list[dict[str, Any]]:
 
 def output_messages(attributes: dict[str, Any]) -> list[dict[str, Any]]:
     return (
-        messages(attributes.get("gen_ai.output.messages"))
+        messages(attributes.get(OUTPUT))
         or _indexed(attributes, "completion")
         or _plain(attributes.get("gen_ai.completion"), "assistant")
+    )
+
+
+_MESSAGES_SHAPE = '[{"role": "assistant", "parts": [{"type": "text", "content": "..."}]}]'
+
+
+def output_problem(attributes: dict[str, Any], span: str) -> str | None:
+    """Why a call's gen_ai.output.messages, when set, gave no answer: not JSON, not a list of
+    message objects, or messages with no assistant text. None when it is not set at all.
+    `span` names the call in the message."""
+    value = attributes.get(OUTPUT)
+    if value is None:
+        return None
+    fix = (
+        f"it must be the output messages as JSON, such as {_MESSAGES_SHAPE}; fix the "
+        "instrumentation that records it, then export the span again"
+    )
+    decoded = value
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            return f"of {span} is not valid JSON ({json_problem(value)}); {fix}"
+    found = f"{describe_type(decoded)} ({shown(decoded)})"
+    if isinstance(value, str):
+        found = f"a string whose JSON is {found}"
+    if isinstance(decoded, dict):
+        decoded = [decoded]
+    if not isinstance(decoded, list):
+        return f"of {span} must be a list of messages, got {found}; {fix}"
+    if decoded and not any(isinstance(message, dict) for message in decoded):
+        return f"of {span} must be a list of message objects, got {found}; {fix}"
+    return (
+        f"of {span} holds no assistant text (got {shown(value)}): there is no answer to "
+        "judge, so the call is skipped; if the model did answer, check that the "
+        "instrumentation records its text parts"
     )
 
 

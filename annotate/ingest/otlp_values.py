@@ -10,13 +10,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from annotate.ingest.generic import BOM, decode_line, json_problem
-from annotate.traces import RowError
+from annotate.traces import RowError, describe_type, shown
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -106,18 +107,41 @@ MAX_NANOS = (
     // timedelta(microseconds=1)
     * 1000
 )
+_WHOLE = re.compile(r"-?[0-9]+")
+_NANOS_FIX = (
+    'write it as a whole number of nanoseconds since 1970, such as "1772877600000000000" '
+    '(or "0" when the start is unknown): fix the exporter or re-export the spans'
+)
 
 
-def timestamp_of(nanos: int) -> str | None:
-    """ISO time of a unix-nanosecond count; None for 0 (unset); ValueError past year 9999."""
-    if nanos <= 0:
-        return None
+def nanos_of(raw: Any) -> int | str:
+    """A unix-nanosecond time as OTLP/JSON writes it (a decimal string, or a JSON number);
+    0 when absent or "0" (unset). Otherwise the problem, worded to follow the field's name."""
+    if raw is None:
+        return 0
+    if isinstance(raw, str) and _WHOLE.fullmatch(raw):
+        nanos = int(raw)
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        nanos = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        nanos = int(raw)
+    else:
+        return f"is {describe_type(raw)} ({shown(raw)}), not a whole number; {_NANOS_FIX}"
+    if nanos < 0:
+        return f"is {nanos}, which is before 1970; {_NANOS_FIX}"
     if nanos > MAX_NANOS:
-        raise ValueError(
+        return (
             f"is {nanos}, which is after the year 9999 (the latest time the store holds); "
             "it must count nanoseconds since 1970: fix the exporter's clock or units"
         )
-    return (_EPOCH + timedelta(microseconds=nanos // 1000)).isoformat()
+    return nanos
+
+
+def timestamp_of(nanos: int) -> str | None:
+    """ISO time of a unix-nanosecond count that nanos_of accepted; None for 0 (unset)."""
+    if nanos <= 0:
+        return None
+    return (_EPOCH + timedelta(microseconds=min(nanos, MAX_NANOS) // 1000)).isoformat()
 
 
 def export_documents(data: bytes) -> tuple[list[tuple[int, Any]], list[RowError]]:

@@ -336,7 +336,7 @@ def import_errors(store: Store, import_id: int) -> list[RowError]:
             + (f"the imports are numbered 1 to {last}" if last else "nothing was imported yet")
         )
     rows = store.fetchall(
-        "SELECT line, field, message FROM import_errors WHERE import_id = ? ORDER BY line",
+        "SELECT line, field, message FROM import_errors WHERE import_id = ? ORDER BY line, rowid",
         [import_id],
     )
     return [RowError(line, field, message) for line, field, message in rows]

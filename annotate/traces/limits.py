@@ -7,6 +7,7 @@ Pure checks that raise ValueError with what arrived and the fix; callers name th
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ MAX_NAME_CHARS = 1_000  # ids and names: trace_id, feature, model, label, judge,
 MAX_DEPTH = 200  # nesting of attribute values; canonical JSON stops at 255
 REVIEWER_NAME_CHARS = 64  # the rule `annotate user add` applies
 _TIMESTAMP_RANGE = "years 1 to 9999 in UTC"
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # what text never holds; tab, LF, CR do
 
 
 def check_text(value: str, limit: int = MAX_TEXT_CHARS) -> str:
@@ -55,6 +57,33 @@ def check_int32(value: int, what: str) -> int:
     return value
 
 
+def check_int64(value: int) -> int:
+    """An integer a signed 64-bit column holds: -2**63 to 2**63 - 1."""
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"holds the integer {value}, beyond 64 bits; write it as a string")
+    return value
+
+
+def text_of_bytes(value: bytes) -> str:
+    """Bytes that are UTF-8 text, as that text: what an older Parquet writer (Hive, Impala,
+    Spark) stores a string column as, without marking it text. Anything else is binary data,
+    which no field holds: ValueError naming the first byte that is not text."""
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"byte {exc.start + 1} (0x{value[exc.start]:02x}) is not UTF-8"
+    else:
+        control = _CONTROL.search(text)
+        if control is None:
+            return text
+        where = f"it holds the control character 0x{ord(control.group()):02x}"
+    shown = " ".join(f"{b:02x}" for b in value[:16]) + (" …" if len(value) > 16 else "")
+    raise ValueError(
+        f"is binary data, not text ({len(value):,} bytes: {shown}; {where}); cast the column "
+        "to a string when you write the file, or drop the column"
+    )
+
+
 def check_finite(value: float) -> float:
     """One rule for every format: NaN and Infinity are not scores (JSON cannot hold them)."""
     try:
@@ -74,7 +103,15 @@ def check_exact_number(value: float) -> float:
     orjson reads an integer past 64 bits as the nearest float, without a word (2**70 becomes
     1.1805916207174113e+21), so a float this large may be an id already rounded; it is refused
     rather than stored changed, like the integers past 64 bits that arrive exact."""
-    number = check_finite(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):  # not check_finite: this value is not a score
+        raise ValueError(
+            f"must be a finite number, got {value!r}; NaN and Infinity cannot be stored: write "
+            "null or leave it out, or write it as a string"
+        )
     if abs(number) >= 2**63:
         raise ValueError(
             f"holds the number {value!r}, too large to keep exactly (an integer past 64 bits "
@@ -131,8 +168,10 @@ def check_json_value(value: Any, depth: int = 0) -> None:
         check_text(value)
     elif isinstance(value, float):
         check_exact_number(value)
-    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
-        raise ValueError(f"holds the integer {value}, beyond 64 bits; write it as a string")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        check_int64(value)
+    elif isinstance(value, bytes | bytearray | memoryview):  # readers hand over text_of_bytes
+        raise ValueError("is bytes, not text; decode it to a string (or leave it out)")
     elif isinstance(value, Mapping):
         for key, item in value.items():
             check_text(str(key), MAX_NAME_CHARS)

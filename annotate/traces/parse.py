@@ -16,6 +16,7 @@ from annotate.traces.limits import (
     check_exact_number,
     check_finite,
     check_int32,
+    check_int64,
     check_json_value,
     check_name,
     check_text,
@@ -146,7 +147,7 @@ def _required_text(name: str) -> Any:
         if not present or value is None:
             raise _Invalid(name, f"is required: add a {name} (a string) to the row")
         if isinstance(value, int) and not isinstance(value, bool) and name == "trace_id":
-            return str(value)
+            return str(_limited(name, check_int64, value))
         if not isinstance(value, str):
             raise _Invalid(name, f"must be a string, got {describe_type(value)}")
         if name == "trace_id" and not value.strip():
@@ -163,7 +164,7 @@ def _optional_text(name: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             if isinstance(value, float):
                 return str(_limited(name, check_exact_number, value))
-            return str(value)
+            return str(_limited(name, check_int64, value))
         if not isinstance(value, str):
             raise _Invalid(name, f"must be a string, got {describe_type(value)}")
         return _limited(name, check_text if name == "request" else check_name, value)
@@ -313,7 +314,8 @@ def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
         )
     label = item.get("label")
     if not isinstance(label, str) or not label:
-        raise _Invalid(f"{name}.label", f"must be a non-empty string, got {describe_type(label)}")
+        got = "an empty string" if label == "" else describe_type(label)
+        raise _Invalid(f"{name}.label", f"must be a non-empty string, got {got}")
     _limited(f"{name}.label", check_name, label)
     level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
     if not isinstance(level, str) or level not in JUDGE_LEVELS:

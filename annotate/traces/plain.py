@@ -41,7 +41,7 @@ def plain_attribute(key: Any, value: Any) -> bool:
     if value is None or kind is bool:
         return True
     if kind is int:
-        return -(2**63) < value < 2**63
+        return -(2**63) <= value < 2**63
     if kind is str:
         return len(value) <= MAX_TEXT_CHARS and value.isascii() and "\x00" not in value
     if kind is float:
