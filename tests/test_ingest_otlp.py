@@ -371,3 +371,19 @@ def test_an_export_file_imports_through_the_importer(fresh_store):
     report = import_traces(fresh_store, RAG_EXPORT)
     assert (report.format, report.imported, report.rejected) == ("otlp", 4, 1)
     assert [error.line for error in report.errors] == [3]
+
+
+def test_an_evaluation_naming_no_span_says_so(tmp_path, fresh_store):
+    """Catches (import QA) "names span - of trace -, which is neither in this file nor in the
+    store": an evaluation event with no ids says it names nothing, and what to give it."""
+    trace_id, span_id = "55" * 16, "66" * 8
+    judged = {"gen_ai.evaluation.name": "j", "gen_ai.evaluation.score.label": "pass"}
+    path = write_lines(
+        tmp_path, span_export(trace_id, span_id, answered()), evaluation_export("", "", judged)
+    )
+    report = import_traces(fresh_store, path)
+    assert [str(error) for error in report.errors] == [
+        "line 2: \"gen_ai.evaluation.result\" from 'j' names no span, trace or response it is "
+        "about; give the evaluation event its span's ids (or gen_ai.response.id), as an "
+        "evaluation recorded in the span itself has them"
+    ]

@@ -89,6 +89,12 @@ def _add(
 
 def _nowhere(data: dict[str, Any]) -> str:
     judge = data["verdict"].get("judge") or "an unnamed judge"
+    if not any(data.get(k) for k in ("otel_span_id", "otel_trace_id", "response_id")):
+        return (
+            f"from {judge!r} names no span, trace or response it is about; give the "
+            "evaluation event its span's ids (or gen_ai.response.id), as an evaluation "
+            "recorded in the span itself has them"
+        )
     return (
         f"from {judge!r} names span {data.get('otel_span_id') or '-'} of trace "
         f"{data.get('otel_trace_id') or '-'}, which is neither in this file nor in the store; "
