@@ -231,6 +231,28 @@ def guard(callback):
     return guarded
 
 
+# A form's answer ("Added rita (reviewer).") is kept per browser session in the process, and
+# written without a Streamlit call: a second Enter reaching the server while the first
+# submit's callback runs makes Streamlit stop that callback at its next Streamlit call (even a
+# read of st.session_state), after the act but before its answer was kept; the page then
+# showed the previous answer, or none. So a callback takes its slot first, acts, then tells.
+_TOLD: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def answer_slot(form: str) -> tuple[str, str]:
+    """Where `form`'s answer is kept for this browser session: take it before acting."""
+    return (str(st.session_state.get(TOKEN_KEY)), form)
+
+
+def tell(slot: tuple[str, str], kind: str, text: str) -> None:
+    """Keep an answer (kind: success / error; "" clears it) until the form is used again."""
+    _TOLD[slot] = (kind, text)
+
+
+def told(form: str) -> tuple[str, str] | None:
+    return _TOLD.get(answer_slot(form))
+
+
 def session_ended() -> bool:
     """True once a guarded callback or a page found this session's token no longer valid
     (it forgot the session then): no store query, for the fragment's hot path."""

@@ -23,25 +23,23 @@ store = ui.store()
 st.title("Users")
 
 
-def _said(form: str, kind: str, text: str) -> None:
-    st.session_state[f"{form}_said"] = (kind, text)  # shown until that form is used again
-
-
 def _add() -> None:
     """Form callbacks run before the rerun: the second click of a double click, which
-    arrives with the cleared form, is dropped instead of answered with "name too short"."""
-    name, password = st.session_state["users_name"], st.session_state["users_password"]
+    arrives with the cleared form, is dropped instead of answered with "name too short".
+    Everything read from Streamlit is read before the act (see ui.answer_slot)."""
+    slot, state = ui.answer_slot("users_add"), st.session_state
+    name, password, role = state["users_name"], state["users_password"], state["users_role"]
     if not name.strip() and not password:
         return
     try:
-        added = add_user(store, name, st.session_state["users_role"], password, actor=user.name)
-        _said("users_add", "success", ui.fmt("Added {} ({}).", added.name, added.role))
+        added = add_user(store, name, role, password, actor=user.name)
+        ui.tell(slot, "success", ui.fmt("Added {} ({}).", added.name, added.role))
     except AnnotateError as exc:
-        _said("users_add", "error", ui.md(ui.app_text(str(exc))))
+        ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
 
 def _show(form: str) -> None:
-    kind, text = st.session_state.get(f"{form}_said", (None, ""))
+    kind, text = ui.told(form) or (None, "")
     if kind:
         (st.success if kind == "success" else st.error)(text)
 
@@ -78,18 +76,15 @@ if others:
 
 
 def _new_password() -> None:
+    slot = ui.answer_slot("users_password")
     whose, new = st.session_state["users_password_target"], st.session_state["users_new"]
     if not new:  # the cleared form of a double click's second click
         return
     try:
-        set_password(store, whose, new, actor=user.name)
-        _said(
-            "users_password",
-            "success",
-            ui.fmt("{} has a new password; their sessions have ended.", whose),
-        )
+        name = set_password(store, whose, new, actor=user.name)
+        ui.tell(slot, "success", ui.fmt("{} has a new password; their sessions have ended.", name))
     except AnnotateError as exc:
-        _said("users_password", "error", ui.md(ui.app_text(str(exc))))
+        ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
 
 with st.form("users_password_form", clear_on_submit=True):
@@ -106,15 +101,15 @@ st.subheader("Settings")
 def _setting(key: str, write) -> None:
     """A setting is written only when this lead changes it (a callback): a page drawn before
     another lead's change must not write its stale value back on an unrelated rerun."""
-    value = st.session_state[key]
+    slot, value = ui.answer_slot(key), st.session_state[key]
     if isinstance(value, str) and not value.strip():
         return  # an emptied folder field keeps the folder
     try:
         write(store, value, actor=user.name)
     except AnnotateError as exc:
-        _said(key, "error", ui.md(ui.app_text(str(exc))))
+        ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
     else:
-        st.session_state.pop(f"{key}_said", None)
+        ui.tell(slot, "", "")
 
 
 # Each run shows the stored value (another lead's change included); the callback ran first.
