@@ -88,7 +88,10 @@ def _new_password() -> None:
 
 
 with st.form("users_password_form", clear_on_submit=True):
-    st.caption("A new password ends every open session of that account.")
+    st.caption(
+        "A new password ends every open session of that account: yours too, if you choose "
+        "yourself (this page then shows the sign-in form: sign in with the new password)."
+    )
     left, right = st.columns(2)
     left.selectbox("Account", [*others, user.name], key="users_password_target")
     right.text_input("New password (8+ characters)", type="password", key="users_new")
