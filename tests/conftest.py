@@ -110,3 +110,19 @@ def button_for(app, prefix: str):
     found = [b for b in app.button if b.key and b.key.startswith(prefix)]
     assert len(found) == 1, [b.key for b in app.button]
     return found[0]
+
+
+def stored(db_path: Path, query: str) -> list[tuple]:
+    """The rows of `query` in the store file, read after the command closed it."""
+    from annotate.store import open_store
+
+    store = open_store(db_path, read_only=True)
+    try:
+        return [tuple(row) for row in store.fetchall(query)]
+    finally:
+        store.close()
+
+
+def errors(result) -> list[tuple[int, str, str]]:
+    """An `annotate import --json` result's errors as (line, field, message)."""
+    return [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]]

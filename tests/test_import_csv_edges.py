@@ -8,25 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotate.store import open_store
+from conftest import errors, stored
 
 
 def write(tmp_path: Path, text: str, name: str = "traces.csv") -> str:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return str(path)
-
-
-def stored(db_path: Path, query: str) -> list[tuple]:
-    store = open_store(db_path, read_only=True)
-    try:
-        return [tuple(row) for row in store.fetchall(query)]
-    finally:
-        store.close()
-
-
-def errors(result) -> list[tuple[int, str, str]]:
-    return [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]]
 
 
 def test_a_header_naming_a_column_twice_refuses_the_file(cli, tmp_path, db_path):

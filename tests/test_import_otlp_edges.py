@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, errors, stored
 
 import annotate.ingest.importer as importer
-from annotate.store import open_store
 
 GOOD = FIXTURES / "generic" / "production.jsonl"
 START = "1772877600000000000"  # 2026-03-07T10:00:00
@@ -92,18 +91,6 @@ def write(tmp_path: Path, *lines: Any, name: str = "export.jsonl") -> str:
     path = tmp_path / name
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return str(path)
-
-
-def errors(result: Any) -> list[tuple[int, str, str]]:
-    return [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]]
-
-
-def stored(db_path: Path, sql: str) -> list[tuple[Any, ...]]:
-    store = open_store(db_path)
-    try:
-        return store.fetchall(sql)
-    finally:
-        store.close()
 
 
 def stored_traces(db_path: Path) -> list[tuple[Any, ...]]:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from annotate.store import open_store
+from conftest import errors, stored
 
 STOPPED = (
     "Reading stopped here: this item and every item after it were not read ({kept}); fix the "
@@ -26,18 +25,6 @@ def write(tmp_path: Path, data: bytes, name: str) -> str:
     path = tmp_path / name
     path.write_bytes(data)
     return str(path)
-
-
-def stored(db_path: Path, query: str) -> list[tuple]:
-    store = open_store(db_path, read_only=True)
-    try:
-        return [tuple(row) for row in store.fetchall(query)]
-    finally:
-        store.close()
-
-
-def errors(result) -> list[tuple[int, str, str]]:
-    return [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]]
 
 
 def attributes(db_path: Path) -> dict[str, dict]:

@@ -18,15 +18,17 @@ import orjson
 
 from annotate.errors import InputError
 from annotate.ingest.json_array import read_json_array
+from annotate.ingest.parquet import (
+    ROWS_KEPT,
+    read_parquet,  # noqa: F401 (the readers table)
+)
 from annotate.ingest.parquet import parquet_record as _parquet_record  # noqa: F401 (import_rows)
-from annotate.ingest.parquet import read_parquet  # noqa: F401 (the readers table)
 from annotate.traces import Record, RowError
 from annotate.traces.limits import MAX_TEXT_CHARS
 
 BOM = codecs.BOM_UTF8
 JSON_CELLS = ("context", "claims", "judge", "attributes")
 _UTF8_FIX = "is not valid UTF-8 ({reason}); re-save the file as UTF-8"
-_KEPT = "The rows before it were kept"
 
 
 def decode_line(raw: bytes, number: int) -> str | RowError:
@@ -215,7 +217,7 @@ def _csv_stop(problem: str, start: int) -> RowError:
         )
     else:
         why = f'the CSV quoting is broken ({problem}); a quote inside a cell is written as ""'
-    return RowError(start, "", f"{why}. Reading stopped here. {_KEPT}")
+    return RowError(start, "", f"{why}. Reading stopped here. {ROWS_KEPT}")
 
 
 def _csv_record(row: dict[str, Any], line: int) -> Record | RowError:

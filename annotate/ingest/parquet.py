@@ -13,7 +13,7 @@ from annotate.errors import InputError
 from annotate.traces import Record, RowError
 from annotate.traces.limits import text_of_bytes
 
-_KEPT = "The rows before it were kept"
+ROWS_KEPT = "The rows before it were kept"  # said where a reader stops
 
 
 def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
@@ -37,7 +37,7 @@ def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
                     yield parquet_record(row, number, binary)
     except (pa.ArrowException, OSError) as exc:
         problem = " ".join(str(exc).split())[:200]
-        message = f"the Parquet file cannot be read past row {number} ({problem}). {_KEPT}: "
+        message = f"the Parquet file cannot be read past row {number} ({problem}). {ROWS_KEPT}: "
         yield RowError(number + 1, "", message + "export the file again", unit="row")
 
 
