@@ -23,6 +23,7 @@ from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
 from annotate.ingest.generic import decode_mapped
+from annotate.ingest.otlp_ids import resolve_call_ids
 from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import (
@@ -232,6 +233,8 @@ def _import_batch(
     errors: list[RowError] = []
     fresh: dict[str, Trace] = {}
     parsed: list[Trace] = []
+    if report.format == "otlp":  # a call keeps its stored id; two calls never share one
+        batch = resolve_call_ids(store, batch)
     evaluations = [i for i in batch if isinstance(i, Record) and i.kind == "evaluation"]
     _attach(store, report, evaluations, errors)
     for item in batch:

@@ -17,7 +17,8 @@ A call whose output is only tool calls is an agent step with no answer yet and i
 one whose traceId, spanId or startTimeUnixNano cannot be read, or with no answer text, is
 rejected naming the attribute and what is wrong with it.
 The trace_id is the OTel traceId when that OTel trace has exactly one answered call, else
-`<traceId>-<spanId>`.
+`<traceId>-<spanId>`; the import then settles it against the calls already stored
+(annotate.ingest.otlp_ids), as the calls of one OTel trace may come in several files.
 
 Context: the tool results (execute_tool spans' gen_ai.tool.call.result) and retrieved
 documents (gen_ai.retrieval.documents, OpenInference retrieval.documents.N.document.*) of

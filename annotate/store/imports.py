@@ -275,6 +275,20 @@ def otel_calls(
     )
 
 
+def otel_trace_rows(
+    store: Store, otel_trace_ids: Sequence[str]
+) -> list[tuple[str, str | None, str | None]]:
+    """(trace_id, OTel trace id, span id) of the stored rows whose trace_id is one of these
+    OTel trace ids, alone or followed by `-` (an OTLP call's id, annotate.ingest.otlp_ids)."""
+    return store.fetch_with_batch(
+        "SELECT trace_id, json_extract_string(attributes, '$.otel_trace_id'), "
+        "json_extract_string(attributes, '$.otel_span_id') FROM traces "
+        "WHERE split_part(trace_id, '-', 1) IN (SELECT trace_id FROM _batch) "
+        "ORDER BY trace_id",
+        id_batch(otel_trace_ids),
+    )
+
+
 def stored_verdict_keys(store: Store, trace_ids: Sequence[str]) -> set[tuple[Any, ...]]:
     """(trace_id, judge, level, label, score, explanation) of the verdicts these traces hold."""
     if not trace_ids:
