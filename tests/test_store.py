@@ -174,3 +174,15 @@ def test_migration_0014_drops_the_lookup_indexes_an_import_had_to_merge_at_its_c
             )
     finally:
         store.close()
+
+
+def test_insert_arrow_never_runs_a_column_name_as_sql(fresh_store, tmp_path):
+    """Caught: column names were pasted into the INSERT, and an auditor bundle's Parquet names
+    its own columns: this one wrote a file of its choosing and the check passed."""
+    import pyarrow as pa
+
+    written = tmp_path / "pwned.csv"
+    name = f"line) SELECT 1 WHERE false; COPY (SELECT 42 AS x) TO '{written}'; --"
+    with pytest.raises(StoreError):
+        fresh_store.insert_arrow("import_errors", [name], pa.table({name: [1]}))
+    assert not written.exists()

@@ -7,6 +7,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -131,11 +132,19 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
 
 
 SLICE_CHARS = 100  # a slice label longer than this is cut, with an ellipsis
+# controls (newline, carriage return, terminal escape sequences) and bidi marks in text from
+# the data or a bundle would break the table or hide what a line says; they print as escapes
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """`text` as a terminal can show it without being steered by it: `a\\nb`, `\\u202e`."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
 
 
 def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     out = out or sys.stdout
-    labels = [slice_label(row["slice"]) for row in rows]
+    labels = [shown(slice_label(row["slice"])) for row in rows]
     wide = min(max([len("slice"), *map(len, labels)]), SLICE_CHARS)  # whole labels, up to a bound
     print(
         f"{'slice':{wide}} {'level':8} {'estimator':16} {'n':>7} {'rate':>7} {'95% interval':>17}  state",
@@ -182,7 +191,7 @@ def run_gate_command(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         emit(result.as_json())
     else:
         print_rows(result.rows)
-        print(result.verdict)
+        print(shown(result.verdict))
     return result.code
 
 
@@ -199,7 +208,7 @@ def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     )
     for s in plan["strata"]:
         print(
-            f"{stratum_label(s['stratum'])[:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
+            f"{shown(stratum_label(s['stratum']))[:44]:44} {s['population']:>8} {s['labelled']:>8} {s['without_judge']['more']:>15} {s['with_judge']['more']:>17}"
         )
     print(
         f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it"
@@ -278,9 +287,9 @@ def run_verify(args: argparse.Namespace, emit: Any, say: Any) -> int:
              "rows": found["rows"]}
         )  # fmt: skip
     for problem in found["problems"]:
-        say(f"problem: {problem}")
+        say(f"problem: {shown(problem)}")
     for note in found["notes"]:
-        say(f"note: {note}")
+        say(f"note: {shown(note)}")
     say(
         "bundle verified: every hash matches and the rates recompute exactly"
         if found["ok"]
@@ -326,12 +335,12 @@ def run_sample_show(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         f"sample {name!r}: {counted(len(units), 'trace')} from a frame of {summary['frame_size']:,}"
     )
     for s in summary["strata"]:
-        stratum = " | ".join(map(str, s["stratum"]))
+        stratum = shown(" | ".join(map(str, s["stratum"])))
         print(
             f"  {stratum:40} N_h {s['population']:>8}  n_h {s['sample_size']:>6}  pi {s['inclusion_probability'] or 0:.4f}"
         )
     for u in units:
         print(
-            f"  {u['trace_id']:24} {u['stratum_key']:40} pi {u['inclusion_probability']:.4f}  weight {u['weight']:.2f}"
+            f"  {shown(u['trace_id']):24} {shown(u['stratum_key']):40} pi {u['inclusion_probability']:.4f}  weight {u['weight']:.2f}"
         )
     return 0

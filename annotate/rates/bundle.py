@@ -27,7 +27,9 @@ from annotate import __version__
 from annotate.accounts.activity import Actor, as_actor
 from annotate.agreement.calibration import calibration
 from annotate.agreement.reliability import agreement
-from annotate.errors import AnnotateError, UsageError
+from annotate.errors import AnnotateError
+from annotate.rates.bundle_check import compare_files, compare_rows, params_problem
+from annotate.rates.bundle_zip import MANIFEST, READABLE, read_bundle
 from annotate.rates.estimate import rate_rows
 from annotate.rates.exports import neutralise, record_export, sha256
 from annotate.rates.inputs import load_inputs
@@ -35,8 +37,6 @@ from annotate.sampling.samples import known_sample
 from annotate.store import Store, open_store
 from annotate.store import rates as sql
 from annotate.store.samples import sample_units, stored_strata
-
-MANIFEST = "manifest.json"
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -170,37 +170,13 @@ def build_bundle(
     }
 
 
+BUNDLE_FILES = frozenset({*READABLE, *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES)})
+
+
 def verify_bundle(path: str | Path) -> dict[str, Any]:
     """Check every file's hash against the manifest, then recompute the rates from the tables."""
-    problems: list[str] = []
-    try:
-        bundle = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise UsageError(f"{path}: not a readable zip ({exc})") from None
-    with bundle:
-        names = set(bundle.namelist())
-        if MANIFEST not in names:
-            raise UsageError(f"{path}: no {MANIFEST}; this is not an annotate bundle")
-        try:
-            manifest = json.loads(bundle.read(MANIFEST))
-            listed = {f["path"]: f for f in manifest["files"]}
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(
-                f"{path}: its {MANIFEST} is not a bundle manifest ({type(exc).__name__}: {exc}); "
-                "the bundle was damaged or changed after export"
-            ) from None
-        problems += [
-            f"{n}: in the zip but not in the manifest"
-            for n in sorted(names - set(listed) - {MANIFEST})
-        ]
-        contents = {}
-        for name, entry in sorted(listed.items()):
-            if name not in names:
-                problems.append(f"{name}: listed in the manifest but missing")
-                continue
-            contents[name] = bundle.read(name)
-            if sha256(contents[name]) != entry["sha256"]:
-                problems.append(f"{name}: SHA-256 differs from the manifest (changed after export)")
+    manifest, contents, problems = read_bundle(path, BUNDLE_FILES)
+    listed = {f["path"] for f in manifest["files"]}
     required = ("rates.json", *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES))
     problems += [
         f"{n}: missing from the bundle and its manifest" for n in required if n not in listed
@@ -226,75 +202,62 @@ def _sample_of(contents: dict[str, bytes]) -> Any:
         return None
 
 
-# Explanations written for people: their wording may change between versions of annotate, the
-# figures and states they explain may not. A bundle whose figures recompute exactly but whose
-# wording differs passes, with a note.
-PROSE = frozenset({"reason", "note", "notes", "flags", "verdict"})
-
-
-def _facts(document: Any) -> Any:
-    if isinstance(document, dict):
-        return {k: _facts(v) for k, v in document.items() if k not in PROSE}
-    if isinstance(document, list):
-        return [_facts(v) for v in document]
-    return document
-
-
-CHANGED = "differs from what the bundle's tables give (changed after export)"
-
-
-def _compare(
-    name: str, stored: Any, again: Any, problems: list[str], notes: list[str], version: Any
-) -> None:
-    """Figures that differ are a problem; the same figures in other words, a note."""
-    if stored == again:
-        return
-    if _facts(stored) == _facts(again):
-        notes.append(
-            f"{name}: the same figures; some explanations are worded differently by this "
-            f"version of annotate (the bundle was made by {version})"
-        )
-    else:
-        problems.append(f"{name}: {CHANGED}")
+def _load_tables(store: Store, contents: dict[str, bytes], problems: list[str]) -> bool:
+    """Load the bundle's tables into the empty store; a table that is no Parquet, holds a
+    column the store's table has not (its name would be written into SQL) or rows that do
+    not fit is a problem."""
+    tables = {}
+    for table in sql.BUNDLE_TABLES:
+        name = f"tables/{table}.parquet"
+        try:
+            data = pq.read_table(io.BytesIO(contents[name]))
+        except (pa.ArrowException, OSError) as exc:
+            problems.append(f"{name}: not a readable Parquet table ({exc})")
+            continue
+        columns = set(sql.bundle_table(store, table, "").column_names)
+        unknown = [c for c in data.column_names if c not in columns]
+        if unknown:
+            problems.append(f"{name}: holds columns that table {table} has not: {unknown}")
+        else:
+            tables[table] = data
+    for table, data in tables.items() if not problems else ():
+        try:
+            with store.transaction():
+                sql.load_bundle_table(store, table, data)
+        except AnnotateError as exc:
+            problems.append(f"tables/{table}.parquet: its rows do not fit table {table} ({exc})")
+    return not problems
 
 
 def _recompute(
     contents: dict[str, bytes], problems: list[str], notes: list[str], manifest: dict[str, Any]
 ) -> int | None:
     stored = json.loads(contents["rates.json"])
+    wrong = params_problem(stored)
+    if wrong:
+        problems.append(wrong)
+        return None
     params = stored["params"]
     store = open_store(":memory:")
     try:
-        with store.transaction():
-            for table in sql.BUNDLE_TABLES:
-                data = pq.read_table(io.BytesIO(contents[f"tables/{table}.parquet"]))
-                sql.load_bundle_table(store, table, data)
-        inputs = load_inputs(store, params["sample"], params["by"], params["judge"])
-        rows = rate_rows(
-            inputs, params["by"], params["levels"], threshold=params["threshold"],
-            resamples=params["resamples"], seed=params["seed"],
-        )  # fmt: skip
-        derived = _derived_files(store, params)
+        if not _load_tables(store, contents, problems):
+            return None
+        try:
+            inputs = load_inputs(store, params["sample"], params["by"], params["judge"])
+            rows = rate_rows(
+                inputs, params["by"], params["levels"], threshold=params["threshold"],
+                resamples=params["resamples"], seed=params["seed"],
+            )  # fmt: skip
+            derived = _derived_files(store, params)
+        except AnnotateError as exc:
+            problems.append(
+                f"rates.json: its rates cannot be made from the bundle's tables ({exc})"
+            )
+            return None
     finally:
         store.close()
     version = manifest.get("app_version")
-    for name, data in derived.items():
-        if name not in contents:
-            problems.append(f"{name}: missing from the bundle and its manifest")
-        elif contents[name] != data:
-            if name.endswith(".json"):
-                _compare(
-                    name, json.loads(contents[name]), json.loads(data), problems, notes, version
-                )
-            else:
-                problems.append(f"{name}: {CHANGED}")
+    compare_files(derived, contents, problems, notes, version)
     again = json.loads(json.dumps(rows, default=str))
-    if _facts(again) != _facts(stored["rows"]):
-        differ = sum(_facts(a) != _facts(b) for a, b in zip(again, stored["rows"], strict=False))
-        problems.append(
-            f"rates.json: the recomputed rates differ from the exported ones in {differ} of "
-            f"{len(stored['rows'])} rows (or in their number: {len(again)})"
-        )
-    elif again != stored["rows"]:
-        _compare("rates.json", stored["rows"], again, problems, notes, version)
+    compare_rows(again, stored["rows"], problems, notes, version)
     return len(again)

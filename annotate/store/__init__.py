@@ -33,6 +33,11 @@ _STREAMING: set[str] = set()
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
+def quoted(identifier: str) -> str:
+    """An SQL identifier as a quoted name, whatever it holds."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
 def id_batch(trace_ids: Iterable[str]) -> dict[str, np.ndarray]:
     """Distinct trace ids as a `_batch` for `Store.fetch_with_batch`: a dict of numpy arrays,
     which DuckDB scans as it is. (A pyarrow table made pyarrow import pandas, ~0.15 s, in
@@ -139,8 +144,9 @@ class Store:
                 raise self._failed(exc) from exc
 
     def insert_arrow(self, table: str, columns: Sequence[str], data: Any) -> None:
-        """Bulk insert an Arrow table; `table` comes from a closed set of names."""
-        names = ", ".join(columns)
+        """Bulk insert an Arrow table; `table` comes from a closed set of names. The column
+        names are quoted: they may come from a file (an auditor bundle's Parquet)."""
+        names = ", ".join(quoted(column) for column in columns)
         self.fetch_with_batch(f"INSERT INTO {table} ({names}) SELECT {names} FROM _batch", data)
 
     def fetch_with_batch(
