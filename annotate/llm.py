@@ -116,11 +116,24 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+# characters a model reads through but a plain match does not: zero-width space, joiners and
+# marks, word joiner and invisible operators, byte order mark, soft hyphen
+_INVISIBLE = "\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
+
+
 def _tag_pattern(tags: set[str]) -> re.Pattern[str]:
-    names = "|".join(r"[\s_-]*".join(re.escape(ch) for ch in tag) for tag in sorted(tags))
+    gap = rf"[\s_\-{_INVISIBLE}]*"
+    names = "|".join(gap.join(_letter(ch) for ch in tag) for tag in sorted(tags))
+    space = rf"[\s{_INVISIBLE}]*"
     return re.compile(
-        rf"[{_OPENERS}](?=\s*[{_SLASHES}]?\s*(?:{names}))", re.IGNORECASE | re.UNICODE
+        rf"[{_OPENERS}](?={space}[{_SLASHES}]?{space}(?:{names}))", re.IGNORECASE | re.UNICODE
     )
+
+
+def _letter(ch: str) -> str:
+    """A tag's character or its fullwidth form ("c" or "\uff43")."""
+    wide = chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ""
+    return f"[{re.escape(ch)}{wide}]"
 
 
 def _defuse(match: re.Match[str]) -> str:
@@ -152,27 +165,12 @@ def ask(
             system=system,
             messages=[{"role": "user", "content": prompt}],
         )
-    except anthropic.AnthropicError as exc:  # the SDK already retried what is worth retrying
+    except (anthropic.AnthropicError, ValueError) as exc:  # the SDK retried what is worth it
         record["request_id"] = getattr(exc, "request_id", None)
-        record["error"] = f"{type(exc).__name__}: {exc}"
+        record["error"] = _failure(exc)
         record_llm_call(store, record)
         raise LLMError(f"the {call.purpose} call failed: {record['error']}") from exc
-    raw = "".join(block.text for block in message.content if block.type == "text")
-    record.update(
-        request_id=message._request_id,
-        input_tokens=message.usage.input_tokens,
-        output_tokens=message.usage.output_tokens,
-        raw_response=raw,
-    )
-    try:
-        result = parse(raw)
-    except ValueError as exc:
-        cut = " (the answer hit max_tokens)" if message.stop_reason == "max_tokens" else ""
-        record["error"] = f"the answer did not parse: {exc}{cut}"
-        record_llm_call(store, record)
-        raise LLMError(f"the {call.purpose} answer did not parse: {exc}{cut}") from None
-    record_llm_call(store, record)
-    return result
+    return save_answer(store, call, _answer(record, message, parse, call))[0]
 
 
 # --- structured calls with our own retries (the judge) ----------------------------------------
@@ -279,13 +277,13 @@ def call_structured(
             message = sender.messages.create(**params)
             break
         except Exception as exc:
-            if not _is_sdk_error(exc):
-                raise
+            if not _is_sdk_error(exc) and not isinstance(exc, ValueError):
+                raise  # a ValueError here is a body that is not JSON (cut short): recorded
             if is_retryable(exc) and attempt + 1 < retry.attempts:
                 retry.sleep(retry_wait(exc, attempt, retry.base_wait))
                 continue
             record["request_id"] = getattr(exc, "request_id", None)
-            record["error"] = f"{type(exc).__name__}: {exc}"
+            record["error"] = _failure(exc)
             return Answer(record, error=f"the {call.purpose} call failed: {record['error']}")
     return _answer(record, message, parse, call)
 
@@ -296,6 +294,12 @@ def save_answer(store: Store, call: LLMCall, answer: Answer) -> tuple[Any, int]:
     if answer.error is not None:
         raise LLMError(answer.error, call_id)
     return answer.result, call_id
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, ValueError) and not _is_sdk_error(exc):
+        return f"the response body is not JSON, perhaps cut short ({exc})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _is_sdk_error(exc: BaseException) -> bool:
@@ -316,8 +320,13 @@ def _record_base(call: LLMCall) -> dict[str, Any]:
 def _answer(
     record: dict[str, Any], message: Any, parse: Callable[[str], Any], call: LLMCall
 ) -> Answer:
-    raw = "".join(block.text for block in message.content if block.type == "text")
-    usage = message.usage
+    try:
+        raw = "".join(block.text for block in message.content if block.type == "text")
+        usage = message.usage
+        usage.input_tokens, usage.output_tokens  # noqa: B018 - present, or not a message
+    except (AttributeError, TypeError) as exc:  # a 200 whose body is no Messages answer
+        record["error"] = f"the response is not a Messages answer ({exc})"
+        return Answer(record, error=f"the {call.purpose} call failed: {record['error']}")
     record.update(
         request_id=getattr(message, "_request_id", None) or record.get("request_id"),
         input_tokens=usage.input_tokens,

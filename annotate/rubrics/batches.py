@@ -42,22 +42,26 @@ def run_batch(
     if open_run is not None:
         report.run_id, batch_id = int(open_run["id"]), str(open_run["batch_id"])
     elif not plan.jobs:
-        finish(store, report, "done", who)
+        finish(store, plan, "done", who)
         return report
     else:
         batch_id = submit(store, plan, client, who)
-    jobs = _jobs_of(store, plan, report.run_id or 0)
+    jobs = _pending(store, report.judge, _jobs_of(store, plan, report.run_id or 0))
     if not _wait(client, batch_id, poll_seconds, cancel, progress):
         report.status = "submitted"
         return report
     calls = {custom_id: call_for(plan.rubric, plan.model, job) for custom_id, job in jobs.items()}
     parsers = {c: prompt.parser(plan.rubric, len(job.claims)) for c, job in jobs.items()}
-    for custom_id, result, error, call_id in llm.collect_batch(
-        store, client, batch_id, calls, parsers
-    ):
-        outcome = error if error is not None else (result, call_id)
-        store_outcome(store, plan, jobs[custom_id], outcome)
-    finish(store, report, "failed" if report.failed else "done", who)
+    results = iter(llm.collect_batch(store, client, batch_id, calls, parsers))
+    while True:
+        with store.transaction():  # a call's record and its verdicts: one commit
+            item = next(results, None)
+            if item is None:
+                break
+            custom_id, result, error, call_id = item
+            outcome = error if error is not None else (result, call_id)
+            store_outcome(store, plan, jobs[custom_id], outcome)
+    finish(store, plan, "failed" if report.failed else "done", who)
     return report
 
 
@@ -86,6 +90,17 @@ def _jobs_of(store: Store, plan: Plan, run_id: int) -> dict[str, Job]:
     return {
         custom_id: Job(ids[0][0], [(i, material[t]["claims"][i]) for t, i in ids])
         for custom_id, ids in items.items()
+    }
+
+
+def _pending(store: Store, judge: str, jobs: dict[str, Job]) -> dict[str, Job]:
+    """The jobs with a claim still unjudged. A run stopped while collecting stored the others
+    with their calls: collecting them again would record each call twice."""
+    done = sql.judged_claims(store, judge)
+    return {
+        custom_id: job
+        for custom_id, job in jobs.items()
+        if any((job.trace_id, index) not in done for index, _ in job.claims)
     }
 
 

@@ -13,11 +13,30 @@ from annotate.accounts.activity import Actor
 from annotate.errors import InputError, slice_label
 from annotate.rubrics.card import card_status
 from annotate.rubrics.render import card_markdown
-from annotate.rubrics.versions import Rubric, get_rubric, save_version
+from annotate.rubrics.versions import Rubric, RubricError, get_rubric, save_version
 from annotate.store import Store
 from annotate.store import rubrics as sql
 
 FORMAT = "annotate-rubric/1"
+MAX_BYTES = 10_000_000  # a rubric with its card is kilobytes; more is not a rubric file
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML without aliases: `*a` repeated in `*b` ... is a small file that expands to
+    billions of values when hashed. Our exports never write one (_Dumper)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "a rubric file holds no YAML alias (*name); write the value out", mark
+            )
+        return super().compose_node(parent, index)
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def latest_calibration(store: Store, version: int) -> dict[str, Any] | None:
@@ -47,7 +66,8 @@ def export_document(store: Store, version: int) -> dict[str, Any]:
 
 
 def export_yaml(store: Store, version: int) -> str:
-    return yaml.safe_dump(export_document(store, version), sort_keys=False, allow_unicode=True)
+    document = export_document(store, version)
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
 
 
 def export_markdown(store: Store, version: int) -> str:
@@ -82,7 +102,10 @@ def export_markdown(store: Store, version: int) -> str:
 def import_rubric(store: Store, path: Path, actor: Actor | str | None) -> Rubric:
     """The version the YAML holds: the one already stored with the same content, else a new one."""
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        size = Path(path).stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(f"{path}: {size:,} bytes; a rubric file is at most {MAX_BYTES:,}")
+        document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputError(f"{path}: not a readable YAML rubric ({exc})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -94,4 +117,7 @@ def import_rubric(store: Store, path: Path, actor: Actor | str | None) -> Rubric
         raise InputError(f"{path}: field 'rubric' must hold the rubric's content")
     parent = document.get("parent")
     parent = parent if isinstance(parent, int) and sql.rubric_row(store, parent) else None
-    return save_version(store, content, actor, parent, note=f"imported from {Path(path).name}")
+    try:
+        return save_version(store, content, actor, parent, note=f"imported from {Path(path).name}")
+    except RubricError as exc:  # which file, then which field and the fix
+        raise RubricError(f"{path}: rubric: {exc}") from None

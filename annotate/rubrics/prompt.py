@@ -204,10 +204,12 @@ def parser(rubric: Rubric, count: int):
         by_claim = {}
         for item in items:
             number = item.get("claim") if isinstance(item, dict) else None
-            if not isinstance(number, int) or not 0 <= number < count:
+            if type(number) is not int or not 0 <= number < count:  # true is no claim number
                 raise ValueError(
                     f"a verdict names no claim of 0..{count - 1}: {json.dumps(item)[:120]}"
                 )
+            if number in by_claim:  # which of the two would be a guess
+                raise ValueError(f"two verdicts for claim {number}")
             by_claim[number] = _one(rubric, item)
         missing = [n for n in range(count) if n not in by_claim]
         if missing:

@@ -49,10 +49,11 @@ def _parser(count: int):
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ValueError(f"not JSON ({exc.msg})") from None
-        if not isinstance(data, dict) or not str(data.get("instructions") or "").strip():
-            raise ValueError("no instructions in the answer")
+        instructions = data.get("instructions") if isinstance(data, dict) else None
+        if not isinstance(instructions, str) or not instructions.strip():
+            raise ValueError("no instructions (text) in the answer")
         picks = data.get("few_shot") or []
-        if not all(isinstance(p, int) and 0 <= p < count for p in picks):
+        if not isinstance(picks, list) or not all(type(p) is int and 0 <= p < count for p in picks):
             raise ValueError(f"few_shot must list candidate numbers 0..{count - 1}, got {picks}")
         return data
 

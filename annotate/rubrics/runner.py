@@ -5,6 +5,7 @@ cancellable. (rubric version, model, claim) is judged once; a rerun retries only
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -221,6 +222,8 @@ def run_judge(
     """Judge every claim of the plan; verdicts commit as they arrive (a stop keeps them)."""
     if concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
+    if not (poll_seconds > 0 and math.isfinite(poll_seconds)):
+        raise UsageError(f"--poll-seconds must be a positive number of seconds, got {poll_seconds}")
     plan = plan_run(store, sample, version, model, labelled_only, batch)
     report = plan.report
     report.dry_run = dry_run
@@ -246,7 +249,7 @@ def run_judge(
             _run_calls(store, plan, client, concurrency, retry, progress, cancel)
         status = "cancelled" if cancel is not None and cancel.is_set() else _status(report)
     finally:
-        finish(store, report, status, who)
+        finish(store, plan, status, who)
     return report
 
 
@@ -262,9 +265,16 @@ def _run_row(report: RunReport, who: Actor) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def finish(store: Store, report: RunReport, status: str, who: Actor) -> None:
+def finish(store: Store, plan: Plan, status: str, who: Actor) -> None:
+    """Record the run's end; its failures are those of the claims it set out to judge (the
+    judge's failures on other samples or claims are not this run's to retry)."""
+    report = plan.report
     report.status = status
-    report.failures = sql.open_failures(store, report.judge)
+    scope = {(job.trace_id, index) for job in plan.jobs for index, _ in job.claims}
+    report.failures = [
+        f for f in sql.open_failures(store, report.judge)
+        if (f["trace_id"], int(f["claim_index"])) in scope
+    ]  # fmt: skip
     with store.transaction():
         if report.run_id is not None:
             sql.finish_run(store, report.run_id, status, report.judged, report.failed)

@@ -124,10 +124,12 @@ def check_content(content: Mapping[str, Any], base: Rubric | None) -> None:
         raise RubricError(
             f"granularity must be one of {', '.join(GRANULARITIES)}, got {content.get('granularity')!r}"
         )
-    if not str(content.get("model") or "").strip():
+    model = content.get("model")
+    if not isinstance(model, str) or not model.strip():
         raise RubricError(
-            "a rubric needs a judge model id, e.g. claude-haiku-4-5 or offline-baseline"
+            f"model must be a judge model id, e.g. claude-haiku-4-5 or offline-baseline, got {model!r}"
         )
+    check_texts(content)
     if not isinstance(content.get("instructions"), str):
         raise RubricError("instructions must be text")
     if not content["instructions"].strip():
@@ -150,13 +152,34 @@ def check_content(content: Mapping[str, Any], base: Rubric | None) -> None:
                 "a new version keeps the label names and their binary mapping reviewers use "
                 f"({', '.join(f'{a}={b}' for a, b in before)}); edit definitions instead"
             )
-    for example in content.get("few_shot") or []:
-        if (
-            not isinstance(example, dict)
-            or "trace_id" not in example
-            or "claim_index" not in example
-        ):
-            raise RubricError("each few-shot example needs trace_id and claim_index")
+    few_shot = content.get("few_shot") or []
+    if not isinstance(few_shot, list):
+        raise RubricError(f"few_shot must be a list of examples, got {few_shot!r:.80}")
+    for position, example in enumerate(few_shot, start=1):
+        if not isinstance(example, dict) or not isinstance(example.get("trace_id"), str):
+            raise RubricError(f"few-shot example {position} needs trace_id (text) and claim_index")
+        index = example.get("claim_index")
+        if type(index) is not int or index < 0:  # true is no claim index
+            raise RubricError(
+                f"few-shot example {position}: claim_index must be a whole number from 0, "
+                f"got {index!r:.80}"
+            )
+
+
+def check_texts(content: Mapping[str, Any]) -> None:
+    """The name, error types and label definitions are text (the prompt shows them)."""
+    name = content.get("name")
+    if name is not None and not isinstance(name, str):
+        raise RubricError(f"name must be text, got {name!r:.80}")
+    error_types = content.get("error_types") or []
+    if not isinstance(error_types, list) or not all(isinstance(e, str) for e in error_types):
+        raise RubricError(
+            f"error_types must be a list of names such as [entity, number], got {error_types!r:.80}"
+        )
+    labels = content.get("labels")
+    for position, item in enumerate(labels if isinstance(labels, list) else [], start=1):
+        if isinstance(item, dict) and not isinstance(item.get("definition", ""), str):
+            raise RubricError(f"label {position}: definition must be text")
 
 
 def check_settings(settings: Any) -> None:
