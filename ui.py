@@ -11,6 +11,7 @@ import hashlib
 import html
 import json
 import re
+import time
 
 import streamlit as st
 
@@ -251,6 +252,30 @@ def tell(slot: tuple[str, str], kind: str, text: str) -> None:
 
 def told(form: str) -> tuple[str, str] | None:
     return _TOLD.get(answer_slot(form))
+
+
+# A double submit's second press can leave the browser before the first one's rerun has
+# cleared the whole form: it carries some or all of the same values again, and the act fails
+# ("exists", "name too short") with an error that replaces the first press's answer. What a
+# form just did is kept as a fingerprint per value (no password is kept), with when: values
+# each empty or the same within REPEAT_SECONDS are that second press, and change nothing.
+_DONE: dict[tuple[str, str], tuple[list[str], float]] = {}
+REPEAT_SECONDS = 10.0
+
+
+def repeated(slot: tuple[str, str], *values: object) -> bool:
+    """Whether `values` echo what this form did a moment ago: answer as the first press did."""
+    last = _DONE.get(slot)
+    if last is None or time.monotonic() - last[1] >= REPEAT_SECONDS:
+        return False
+    return all(
+        value in ("", None) or _fingerprint((value,)) == before
+        for value, before in zip(values, last[0], strict=True)
+    )
+
+
+def done(slot: tuple[str, str], *values: object) -> None:
+    _DONE[slot] = ([_fingerprint((value,)) for value in values], time.monotonic())
 
 
 def session_ended() -> bool:

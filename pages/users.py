@@ -29,11 +29,12 @@ def _add() -> None:
     Everything read from Streamlit is read before the act (see ui.answer_slot)."""
     slot, state = ui.answer_slot("users_add"), st.session_state
     name, password, role = state["users_name"], state["users_password"], state["users_role"]
-    if not name.strip() and not password:
+    if (not name.strip() and not password) or ui.repeated(slot, name, password):
         return
     try:
         added = add_user(store, name, role, password, actor=user.name)
         ui.tell(slot, "success", ui.fmt("Added {} ({}).", added.name, added.role))
+        ui.done(slot, name, password)
     except AnnotateError as exc:
         ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
@@ -78,11 +79,12 @@ if others:
 def _new_password() -> None:
     slot = ui.answer_slot("users_password")
     whose, new = st.session_state["users_password_target"], st.session_state["users_new"]
-    if not new:  # the cleared form of a double click's second click
+    if not new or ui.repeated(slot, whose, new):  # a double click's second click
         return
     try:
         name = set_password(store, whose, new, actor=user.name)
         ui.tell(slot, "success", ui.fmt("{} has a new password; their sessions have ended.", name))
+        ui.done(slot, whose, new)
     except AnnotateError as exc:
         ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
