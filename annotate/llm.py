@@ -371,16 +371,16 @@ def collect_batch(
     parsers: dict[str, Callable[[str], T]],
 ) -> Iterable[tuple[str, T | None, LLMError | None, int]]:
     """Each result of an ended batch, recorded: (custom_id, parsed or None, error or None, id)."""
+    seen: set[str] = set()
     for item in client.messages.batches.results(batch_id):
         call = calls.get(item.custom_id)
-        if call is None:
+        if call is None or item.custom_id in seen:
             continue
+        seen.add(item.custom_id)
         record = {**_record_base(call), "batch_id": batch_id, "attempts": 1}
         if item.result.type != "succeeded":
-            error = getattr(item.result, "error", None)
-            record["error"] = f"batch request {item.result.type}: {error}"
-            call_id = record_llm_call(store, record)
-            yield item.custom_id, None, LLMError(record["error"], call_id), call_id
+            error = f"batch request {item.result.type}: {getattr(item.result, 'error', None)}"
+            yield item.custom_id, None, *_batch_failure(store, record, error)
             continue
         answer = _answer(record, item.result.message, parsers[item.custom_id], call)
         try:
@@ -389,3 +389,12 @@ def collect_batch(
             yield item.custom_id, None, exc, exc.call_id or 0
             continue
         yield item.custom_id, result, None, call_id
+    for custom_id in sorted(calls.keys() - seen):  # the API owes a result for every request
+        record = {**_record_base(calls[custom_id]), "batch_id": batch_id, "attempts": 1}
+        yield custom_id, None, *_batch_failure(store, record, "batch request with no result")
+
+
+def _batch_failure(store: Store, record: dict[str, Any], error: str) -> tuple[LLMError, int]:
+    record["error"] = error
+    call_id = record_llm_call(store, record)
+    return LLMError(error, call_id), call_id

@@ -151,3 +151,33 @@ def test_a_response_answer_that_names_a_claim_twice_is_a_parse_error(
     assert (report.judged, report.failed) == (0, 12)
     assert all("did not parse" in f["error"] for f in report.failures)
     assert loop_store.scalar("SELECT count(*) FROM judge_verdicts") == 0
+
+
+def test_a_batch_request_the_results_leave_out_is_a_recorded_failure(
+    loop_store, fake_anthropic, monkeypatch
+):
+    """Caught: a request with no result in an ended batch was skipped without a word: the run
+    said "done" (exit 0) and its claims had no verdict and no failure to retry."""
+    fake_anthropic.responder = answer
+    serve = fake_anthropic._get
+
+    def first_result_lost(path: str) -> Reply:
+        reply = serve(path)
+        if path.rstrip("/").endswith("/results"):
+            lines = reply.body.splitlines(keepends=True)  # type: ignore[union-attr]
+            reply = Reply(reply.status, b"".join(lines[1:]))
+        return reply
+
+    monkeypatch.setattr(fake_anthropic, "_get", first_result_lost)
+    report = run_judge(
+        loop_store, "loop", client=fake_anthropic.client(), batch=True, poll_seconds=0.01
+    )
+    assert (report.judged, report.failed, report.status) == (11, 1, "failed")
+    [failure] = report.failures
+    assert "batch request with no result" in failure["error"]
+    assert len(judge_calls(loop_store)) == 12  # the lost one recorded as a failed call
+    monkeypatch.setattr(fake_anthropic, "_get", serve)
+    rerun = run_judge(
+        loop_store, "loop", client=fake_anthropic.client(), batch=True, poll_seconds=0.01
+    )
+    assert (rerun.judged, rerun.failed, rerun.status) == (1, 0, "done")

@@ -86,3 +86,13 @@ def test_the_rubric_page_shows_why_nothing_was_marked_with_the_card(judged_db, m
     cards = [c.value for c in app.code if c.value.startswith("## Calibration card")]
     assert len(cards) == 1 and "too few gold units" in cards[0]
     assert stored_marks(judged_db) == 0
+
+
+def test_a_store_without_judge_verdicts_names_the_judge_command(cli, db_path):
+    """The message said only "import traces with judge verdicts"; a judge owner runs one."""
+    from annotate.store import open_store
+
+    open_store(db_path).close()
+    result = cli("calibration", "--judge", "groundedness")
+    assert result.code == 2
+    assert "run a rubric as the judge: annotate judge --sample NAME" in result.err

@@ -133,3 +133,32 @@ def test_a_proposed_revision_whose_instructions_are_not_text_is_a_parse_error():
         with pytest.raises(ValueError):
             parse(json.dumps(answer))
     assert parse(json.dumps({"instructions": "Be strict.", "few_shot": [1]}))["few_shot"] == [1]
+
+
+def test_a_misspelt_rubric_field_is_refused_not_dropped(cli, exported, tmp_path):
+    """Caught: `instruction:` (for instructions) was dropped without a word and the import
+    answered with the version it already had, as if the edit were in."""
+    document = copy.deepcopy(exported)
+    document["rubric"]["instruction"] = document["rubric"].pop("instructions") + " Be strict."
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(document))
+    result = cli("rubric", "import", str(path))
+    assert result.code == 2, result.err
+    assert f"{path}: rubric: no field instruction" in result.err
+    assert versions(cli) == [1]
+
+
+def test_a_definition_with_a_bar_or_newline_stays_in_its_cell_in_the_markdown_export(
+    cli, exported, tmp_path
+):
+    """Caught: a `|` or a newline in a label definition broke the export's label table."""
+    document = copy.deepcopy(exported)
+    document["rubric"]["labels"][0]["definition"] = "yes | no\nsecond line"
+    path = tmp_path / "bars.yaml"
+    path.write_text(yaml.safe_dump(document))
+    assert cli("rubric", "import", str(path)).code == 0
+    out = tmp_path / "v2.md"
+    assert cli("rubric", "export", "2", "--format", "markdown", "--out", str(out)).code == 0
+    rows = [line for line in out.read_text().splitlines() if "yes" in line and "|" in line]
+    assert len(rows) == 1 and "yes \\| no second line" in rows[0]
+    assert rows[0].count(" | ") == 2  # label | definition | binary: three cells

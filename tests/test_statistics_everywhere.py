@@ -191,6 +191,11 @@ def test_an_unmapped_label_stops_calibration_and_names_the_command(fresh_store, 
     assert acts[-1]["subject"] == f"judge label {JUDGE}" and acts[-1]["origin"] == "cli"
     bad = cli("judge-labels", "--set", "true=maybe")
     assert bad.code == 2 and "supported, unsupported, abstained" in bad.err
+    # every --set or none: a bad second one used to leave the first saved, with exit 2
+    both = cli("judge-labels", "--set", "true=unsupported", "--set", "true=maybe")
+    assert both.code == 2
+    mapped = {r["label"]: r for r in cli("judge-labels", "--json").json()["labels"]}
+    assert mapped["true"]["outcome"] == "supported"
 
 
 def test_a_lead_can_map_only_labels_the_judge_used(labelled_store):

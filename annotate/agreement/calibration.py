@@ -211,7 +211,10 @@ def disagreements(
 def check_names(store: Store, judge: str, sample: str | None) -> None:
     judges = settings_sql.judge_names(store)
     if judge not in judges:
-        known = ", ".join(judges) or "none yet (import traces with judge verdicts)"
+        known = ", ".join(judges) or (
+            "none yet (import traces with judge verdicts, or run a rubric as the judge: "
+            "annotate judge --sample NAME)"
+        )
         raise UsageError(f"no verdicts from judge {judge!r}; judges in the store: {known}")
     if sample is not None:
         known_sample(store, sample)

@@ -220,9 +220,11 @@ def run_judge_labels(args: argparse.Namespace, writer: Any, emit: Any, say: Any)
     with writer(args) as store:
         if args.set:
             judge = _judge_for_set(args, store)
-            for text in args.set:
-                label, outcome = parse_assignment(text)
-                set_label(store, judge, label, outcome, args.actor)
+            pairs = [parse_assignment(text) for text in args.set]
+            with store.transaction():  # every --set, or none: a bad one keeps none before it
+                for label, outcome in pairs:
+                    set_label(store, judge, label, outcome, args.actor)
+            for label, outcome in pairs:
                 say(f"{judge}: {label!r} -> {outcome}")
         rows = mapping_rows(store, args.judge)
     if args.json:

@@ -12,8 +12,8 @@ import yaml
 from annotate.accounts.activity import Actor
 from annotate.errors import InputError, slice_label
 from annotate.rubrics.card import card_status
-from annotate.rubrics.render import card_markdown
-from annotate.rubrics.versions import Rubric, RubricError, get_rubric, save_version
+from annotate.rubrics.render import card_markdown, cell
+from annotate.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version
 from annotate.store import Store
 from annotate.store import rubrics as sql
 
@@ -86,7 +86,9 @@ def export_markdown(store: Store, version: int) -> str:
         "| label | definition | binary |",
         "|---|---|---|",
     ]
-    lines += [f"| {i['label']} | {i['definition']} | {i['binary']} |" for i in rubric.labels]
+    lines += [
+        f"| {cell(i['label'])} | {cell(i['definition'])} | {i['binary']} |" for i in rubric.labels
+    ]
     lines += ["", f"Error types: {', '.join(rubric.error_types)}", ""]
     lines += [f"Few-shot examples: {len(rubric.few_shot)}", ""]
     mark = latest_calibration(store, version)
@@ -115,6 +117,12 @@ def import_rubric(store: Store, path: Path, actor: Actor | str | None) -> Rubric
     content = document.get("rubric")
     if not isinstance(content, dict):
         raise InputError(f"{path}: field 'rubric' must hold the rubric's content")
+    unknown = sorted(map(str, set(content) - {"name", "labels", *SPEC_KEYS}))
+    if unknown:  # a misspelt `instruction:` would be dropped and the old version returned
+        raise InputError(
+            f"{path}: rubric: no field {', '.join(unknown)}; a rubric has name, labels, "
+            f"{', '.join(SPEC_KEYS)}"
+        )
     parent = document.get("parent")
     parent = parent if isinstance(parent, int) and sql.rubric_row(store, parent) else None
     try:

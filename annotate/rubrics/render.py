@@ -24,7 +24,8 @@ def stat_cells(stat: Mapping[str, Any] | None) -> str:
     return f"{number(stat.get('value'))} | {interval} | {stat.get('units', '')}"
 
 
-def _escape(text: Any) -> str:
+def cell(text: Any) -> str:
+    """Text in a Markdown table cell: a `|` would end the cell, a newline the row."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -33,7 +34,7 @@ def _part(card: Mapping[str, Any], part: str, title: str) -> list[str]:
     lines = [f"### {title}", "", f"Claims with gold and a verdict: {found['n']}", ""]
     lines += ["| statistic | value | 95% interval | units |", "|---|---|---|---|"]
     lines += [f"| {name} | {stat_cells(found[name])} |" for name in CARD_STATISTICS]
-    lines += ["", f"Readiness: {_escape(found['readiness']['verdict'])}", ""]
+    lines += ["", f"Readiness: {cell(found['readiness']['verdict'])}", ""]
     if found["slices"]:
         lines += ["| slice | units | " + " | ".join(CARD_STATISTICS) + " | readiness |"]
         lines += ["|---|---|" + "---|" * len(CARD_STATISTICS) + "---|"]
@@ -45,7 +46,7 @@ def _part(card: Mapping[str, Any], part: str, title: str) -> list[str]:
             ]
             verdict = entry["readiness"]["verdict"]
             lines.append(
-                f"| {_escape(where)} | {entry['n']} | {' | '.join(cells)} | {_escape(verdict)} |"
+                f"| {cell(where)} | {entry['n']} | {' | '.join(cells)} | {cell(verdict)} |"
             )
         lines.append("")
     return lines
@@ -56,16 +57,16 @@ def card_markdown(card: Mapping[str, Any], status: Mapping[str, Any] | None = No
     agreement = card["reviewer_agreement"]
     lines = ["## Calibration card", ""]
     if status and status.get("stale"):
-        lines += [f"**{_escape(status['status'])}**", ""]
+        lines += [f"**{cell(status['status'])}**", ""]
     lines += [
         f"- Judge: `{card['judge']}` (model {pinned['model']}, rubric version "
         f"{pinned['rubric_version']}, granularity {pinned['granularity']})",
         f"- Fingerprint: `{card['fingerprint']}` (prompt template {pinned['template_hash']}, "
         f"rubric {pinned['rubric_hash']})",
-        f"- Sample: {_escape(card['sample'])}; date {card['date']}",
+        f"- Sample: {cell(card['sample'])}; date {card['date']}",
         f"- Labelled claims: {card['labelled_claims']} ({card['held_out_claims']} held out); "
         f"few-shot examples (never scored): {card['few_shot_examples']}",
-        f"- Reviewers: {', '.join(_escape(r) for r in card['reviewers'])}",
+        f"- Reviewers: {', '.join(cell(r) for r in card['reviewers'])}",
         f"- Reviewer agreement (Krippendorff's alpha, binary): {stat_cells(agreement)}",
         "",
     ]
