@@ -24,14 +24,22 @@ def log_path(db_path: str | os.PathLike[str] | None = None) -> Path:
     return folder / LOG_NAME
 
 
-def record_crash(exc: BaseException, what: str, db_path: str | os.PathLike[str] | None) -> str:
-    """Append the traceback to the log; the one-line message to show instead of it."""
+WHOLE = "Nothing of it was stored (one transaction)."  # an import: one file, one transaction
+# any other act: what it had committed stays (a judge run's verdicts commit as they arrive)
+PARTIAL = "What it had not committed was rolled back."
+
+
+def record_crash(
+    exc: BaseException, what: str, db_path: str | os.PathLike[str] | None, kept: str = WHOLE
+) -> str:
+    """Append the traceback to the log; the one-line message to show instead of it. `kept`
+    says what of the act's writes the store holds."""
     path = _write(exc, what, log_path(db_path))
     summary = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
     where = f"details are in {path}" if path else "the log file could not be written either"
     return (
-        f"{what} failed unexpectedly ({summary}); this is a bug in annotate. Nothing of it was "
-        f"stored (one transaction). Please report it; {where}"
+        f"{what} failed unexpectedly ({summary}); this is a bug in annotate. {kept} "
+        f"Please report it; {where}"
     )
 
 

@@ -112,3 +112,21 @@ def test_a_bug_on_one_otlp_trace_costs_that_trace_only(fresh_store, tmp_path, mo
         "this is a bug in annotate, please report it with this row"
     ]
     assert report.imported == 1
+
+
+def test_a_bug_in_a_command_that_commits_as_it_goes_does_not_say_nothing_was_stored(
+    cli, db_path, tmp_path, monkeypatch
+):
+    """Caught: every command's bug said "Nothing of it was stored (one transaction)", true of
+    an import but not of a judge run, whose verdicts commit as they arrive, nor of a command
+    that stores nothing (verify-bundle)."""
+    import annotate.cli.agreement as agreement_cli
+    from annotate.store import open_store
+
+    open_store(db_path).close()
+    monkeypatch.setenv("ANNOTATE_LOG", str(tmp_path / "errors.log"))
+    monkeypatch.setattr(agreement_cli, "mapping_rows", boom)
+    result = cli("judge-labels")
+    assert result.code == EXIT_UNEXPECTED
+    assert "Nothing of it was stored" not in result.err
+    assert "this is a bug in annotate. What it had not committed was rolled back." in result.err

@@ -26,7 +26,7 @@ from annotate.cli.console import (
     say,
     writer,
 )
-from annotate.crash_log import EXIT_UNEXPECTED, record_crash
+from annotate.crash_log import EXIT_UNEXPECTED, PARTIAL, WHOLE, record_crash
 from annotate.errors import (
     AnnotateError,
     InputError,
@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"error: {exc}")
         return EXIT_REJECTED
     except Exception as exc:  # a bug: one line here, the traceback in the log file
-        say("error: " + record_crash(exc, f"annotate {args.command}", _db_of(args)))
+        kept = WHOLE if args.command in ("import", "import-labels") else PARTIAL
+        say("error: " + record_crash(exc, f"annotate {args.command}", _db_of(args), kept))
         return EXIT_UNEXPECTED
 
 
