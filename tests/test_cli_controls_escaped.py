@@ -50,3 +50,23 @@ def test_verify_bundle_prints_a_member_name_with_controls_as_escapes(tmp_path, c
         checked.err
     )
     assert checked.err.splitlines()[-1] == "bundle FAILED verification"
+
+
+def test_status_and_activity_print_data_with_controls_as_escapes(tmp_path, cli):
+    """Caught: `status` printed a feature name and an import's file name raw (a newline split
+    its line, an escape sequence reached the terminal), and `activity` an act's subject."""
+    features = rates_data.FEATURES
+    rates_data.FEATURES = {"billing_qa": 300, HOSTILE: 100}
+    try:
+        db = make_store(tmp_path, {"billing_qa": 0.2, HOSTILE: 0.3})
+    finally:
+        rates_data.FEATURES = features
+    named = tmp_path / "in\x1b[2Jbox\u202e.jsonl"
+    named.write_text('{"trace_id": "t-x", "response": "r", "context": ["c"]}\n')
+    assert cli("import", str(named), db=db).code == 0
+    status = cli("status", db=db)
+    assert status.code == 0 and not any(c in status.out for c in UNSHOWN)
+    assert "two\\nlines \\x1b[2J\\u202eevil" in status.out
+    assert "in\\x1b[2Jbox\\u202e.jsonl" in status.out
+    activity = cli("activity", db=db)
+    assert activity.code == 0 and not any(c in activity.out for c in UNSHOWN)

@@ -21,7 +21,7 @@ from annotate.agreement.reliability import (
     agreement,
     save_min_shared,
 )
-from annotate.cli.console import RESAMPLES, SEED, out_dir
+from annotate.cli.console import RESAMPLES, SEED, out_dir, shown
 from annotate.errors import UsageError, counted
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
 from annotate.rubrics.card import judge_calibration, rubric_judge
@@ -181,7 +181,7 @@ def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     alt = result["alt_test"]
     print("  alt-test: " + (alt.get("verdict") or alt.get("reason") or ""))
     for entry in result["slices"]:
-        where = ", ".join(f"{k}={v}" for k, v in entry["slice"].items())
+        where = shown(", ".join(f"{k}={v}" for k, v in entry["slice"].items()))
         if entry.get("reason"):
             print(f"  [{where}] {entry['reason']}")
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -159,3 +160,13 @@ def _holds_nothing(store: Store) -> bool:
         return holds_nothing(store)
     except Exception:  # the store itself failed: leave it for the user to look at
         return False
+
+
+# controls (newline, carriage return, terminal escape sequences) and bidi marks in text from
+# the data or a bundle would break the table or hide what a line says; they print as escapes
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: object) -> str:
+    """`text` as a terminal can show it without being steered by it: `a\\nb`, `\\u202e`."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text))

@@ -19,6 +19,7 @@ from annotate.cli.console import (
     emit,
     out_dir,
     say,
+    shown,
     writer,
 )
 from annotate.errors import UsageError, counted
@@ -239,11 +240,11 @@ def _print_status(status: dict[str, Any]) -> None:
         f"claims {status['claims']}, judge verdicts {status['judge_verdicts']}, label events {status['label_events']}"
     )
     for key in ("by_feature", "by_risk_category", "by_model"):
-        counts = ", ".join(f"{name} {count}" for name, count in status[key].items())
+        counts = shown(", ".join(f"{name} {count}" for name, count in status[key].items()))
         print(f"{key.replace('_', ' ')}: {counts}")
     for item in status["imports"]:
         print(
-            f"import {item['id']}: {item['path']} imported {item['imported']}, rejected {item['rejected']}"
+            f"import {item['id']}: {shown(item['path'])} imported {item['imported']}, rejected {item['rejected']}"
         )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.accounts.activity import KINDS, activity, may_act
 from annotate.accounts.users import ROLES, AuthError, add_user, list_users, set_active, set_password
-from annotate.cli.console import LIMIT, SEED
+from annotate.cli.console import LIMIT, SEED, shown
 from annotate.errors import counted
 from annotate.labelling.assignment import assign
 
@@ -111,10 +111,10 @@ def run_activity(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         emit({"activity": rows})
         return 0
     for row in rows:
-        detail = ", ".join(f"{k}={v}" for k, v in row["detail"].items())
+        detail = shown(", ".join(f"{k}={v}" for k, v in row["detail"].items()))
         print(
             f"{row['acted_at']:%Y-%m-%d %H:%M:%S}\t{row['actor']}\t{row['origin']}\t"
-            f"{row['kind']}\t{row['subject'] or ''}\t{detail}"
+            f"{row['kind']}\t{shown(row['subject'] or '')}\t{detail}"
         )
     return 0
 

@@ -7,12 +7,11 @@ import argparse
 import csv
 import io
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotate.cli.console import RESAMPLES, SEED, out_file, share
+from annotate.cli.console import RESAMPLES, SEED, out_file, share, shown
 from annotate.errors import counted, slice_label, stratum_label
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
@@ -132,14 +131,6 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
 
 
 SLICE_CHARS = 100  # a slice label longer than this is cut, with an ellipsis
-# controls (newline, carriage return, terminal escape sequences) and bidi marks in text from
-# the data or a bundle would break the table or hide what a line says; they print as escapes
-_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def shown(text: str) -> str:
-    """`text` as a terminal can show it without being steered by it: `a\\nb`, `\\u202e`."""
-    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
 
 
 def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
