@@ -79,12 +79,13 @@ if others:
 def _new_password() -> None:
     slot = ui.answer_slot("users_password")
     whose, new = st.session_state["users_password_target"], st.session_state["users_new"]
-    if not new or ui.repeated(slot, whose, new):  # a double click's second click
+    # a double click's second click: its Account may already be back at the first name
+    if not new or ui.repeated(slot, new):
         return
     try:
         name = set_password(store, whose, new, actor=user.name)
         ui.tell(slot, "success", ui.fmt("{} has a new password; their sessions have ended.", name))
-        ui.done(slot, whose, new)
+        ui.done(slot, new)
     except AnnotateError as exc:
         ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 

@@ -192,6 +192,7 @@ def test_a_second_add_that_still_carries_the_values_keeps_the_first_answer(app_s
     The same values again at once, or some of them, are that second press: the account is
     added once and the answer stays."""
     from annotate.accounts.activity import activity
+    from annotate.accounts.users import AuthError, authenticate
 
     app = run_page("pages/users.py")
     for _ in range(2):
@@ -215,10 +216,16 @@ def test_a_second_add_that_still_carries_the_values_keeps_the_first_answer(app_s
     assert "twice has a new password; their sessions have ended." in [
         plain(s.value) for s in app.success
     ]
+    other = next(o for o in app.selectbox(key="users_password_target").options if o != "twice")
+    app.selectbox(key="users_password_target").select(other)  # the Account reset, not the rest
+    app.text_input(key="users_new").input("a third passphrase")
+    next(b for b in app.button if b.label == "Set the password").click().run()
     store = open_store(app_store)
     try:
         acts = [a for a in activity(store, kind="account") if a["subject"] == "twice"]
         assert len(acts) == 2  # added once, its password set once
+        with pytest.raises(AuthError):  # the reset Account's password was not set
+            authenticate(store, other, "a third passphrase")
     finally:
         store.close()
 
