@@ -14,15 +14,20 @@ HOSTILE = "two\nlines \x1b[2J\u202eevil"
 UNSHOWN = ("\x1b", "\u202e", "\r")
 
 
-def test_a_feature_with_controls_prints_on_one_line_as_escapes(tmp_path, cli):
-    """Catches a slice label printed raw: its newline split a row of the table in two and an
-    escape sequence reached the terminal."""
+def hostile_store(tmp_path):
+    """A rates store whose second feature's name is HOSTILE."""
     features = rates_data.FEATURES
     rates_data.FEATURES = {"billing_qa": 300, HOSTILE: 100}
     try:
-        db = make_store(tmp_path, {"billing_qa": 0.2, HOSTILE: 0.3})
+        return make_store(tmp_path, {"billing_qa": 0.2, HOSTILE: 0.3})
     finally:
         rates_data.FEATURES = features
+
+
+def test_a_feature_with_controls_prints_on_one_line_as_escapes(tmp_path, cli):
+    """Catches a slice label printed raw: its newline split a row of the table in two and an
+    escape sequence reached the terminal."""
+    db = hostile_store(tmp_path)
     shown = cli("rates", "--sample", "main", "--by", "feature", "--level", "response", db=db)
     assert shown.code == 0, shown.err
     lines = shown.out.splitlines()
@@ -55,12 +60,7 @@ def test_verify_bundle_prints_a_member_name_with_controls_as_escapes(tmp_path, c
 def test_status_and_activity_print_data_with_controls_as_escapes(tmp_path, cli):
     """Caught: `status` printed a feature name and an import's file name raw (a newline split
     its line, an escape sequence reached the terminal), and `activity` an act's subject."""
-    features = rates_data.FEATURES
-    rates_data.FEATURES = {"billing_qa": 300, HOSTILE: 100}
-    try:
-        db = make_store(tmp_path, {"billing_qa": 0.2, HOSTILE: 0.3})
-    finally:
-        rates_data.FEATURES = features
+    db = hostile_store(tmp_path)
     named = tmp_path / "in\x1b[2Jbox\u202e.jsonl"
     named.write_text('{"trace_id": "t-x", "response": "r", "context": ["c"]}\n')
     assert cli("import", str(named), db=db).code == 0
