@@ -35,6 +35,7 @@ def _add() -> None:
         added = add_user(store, name, role, password, actor=user.name)
         ui.tell(slot, "success", ui.fmt("Added {} ({}).", added.name, added.role))
         ui.done(slot, name, password)
+        state["users_name"] = state["users_password"] = ""  # see the form below
     except AnnotateError as exc:
         ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
@@ -45,7 +46,10 @@ def _show(form: str) -> None:
         (st.success if kind == "success" else st.error)(text)
 
 
-with st.form("users_add", clear_on_submit=True):
+# Not clear_on_submit: the browser would empty the fields at once, and a double Enter's second
+# submit, merged by Streamlit with the first while that one waits, would carry only the empty
+# fields: the account was never added. The callback empties them once the act is done.
+with st.form("users_add"):
     left, middle, right = st.columns(3)
     left.text_input("Name", key="users_name")
     middle.selectbox("Role", ROLES, key="users_role")
@@ -86,11 +90,12 @@ def _new_password() -> None:
         name = set_password(store, whose, new, actor=user.name)
         ui.tell(slot, "success", ui.fmt("{} has a new password; their sessions have ended.", name))
         ui.done(slot, new)
+        st.session_state["users_new"] = ""
     except AnnotateError as exc:
         ui.tell(slot, "error", ui.md(ui.app_text(str(exc))))
 
 
-with st.form("users_password_form", clear_on_submit=True):
+with st.form("users_password_form"):  # emptied by its callback, as the form above
     st.caption(
         "A new password ends every open session of that account: yours too, if you choose "
         "yourself (this page then shows the sign-in form: sign in with the new password)."

@@ -185,6 +185,23 @@ def test_the_import_folder_setting_refuses_a_bad_name_and_can_go_back_to_the_def
     assert len(inbox.inbox_files(fresh_store)) <= 3
 
 
+def test_the_users_form_keeps_its_values_until_its_act_is_done(app_store):
+    """The fields are emptied by the callback once the account is added, not by the browser on
+    submit (clear_on_submit): Streamlit merges a double Enter's two submits while the first
+    waits, the newer values winning, and the browser had already emptied them: the account was
+    never added (a flaky CI run of the lead's path). A refused add keeps what was typed."""
+    app = run_page("pages/users.py")
+    app.text_input(key="users_name").input("keeps")
+    app.text_input(key="users_password").input("short")
+    next(b for b in app.button if b.label == "Add user").click().run()
+    assert app.error and app.text_input(key="users_name").value == "keeps"
+    app.text_input(key="users_password").input("a long passphrase")
+    next(b for b in app.button if b.label == "Add user").click().run()
+    assert [plain(s.value) for s in app.success] == ["Added keeps (reviewer)."]
+    assert app.text_input(key="users_name").value == ""
+    assert app.text_input(key="users_password").value == ""
+
+
 def test_a_second_add_that_still_carries_the_values_keeps_the_first_answer(app_store):
     """Caught (a flaky CI run of the lead's path): under load a double Enter's second submit
     left the browser before the first one's rerun cleared the form; it carried the same name

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import running_app, wait_for_session
 
@@ -208,9 +209,18 @@ def _add_reviewers(lead: Browser) -> None:
             lead.page.keyboard.press("Enter")
         else:
             lead.page.get_by_role("button", name="Add user").click()
-        lead.page.get_by_text(f"Added {name} (reviewer).").wait_for()
+        answered(lead, f"Added {name} (reviewer).")
         lead.settle()
     lead.check("07-reviewers")
+
+
+def answered(lead: Browser, text: str) -> None:
+    """Wait for `text`; if it never shows, fail with what the page shows instead."""
+    try:
+        lead.page.get_by_text(text).wait_for()
+    except PlaywrightTimeout:
+        shown = lead.page.locator("body").inner_text()
+        raise AssertionError(f"{text!r} never showed; the page: {shown[:3000]}") from None
 
 
 def _assign(lead: Browser) -> None:
