@@ -71,14 +71,17 @@ def record(item: dict) -> None:
         st.session_state["adjudicate_error"] = str(exc)
         return
     st.session_state["adjudicate_last"] = (key, label, reason)
+    st.session_state["adjudicate_reason"] = ""  # emptied once stored (see the form below)
     st.session_state["adjudicate_recorded"] = (
         f"Recorded {label} for {item['trace_id']} · claim {item['claim_index'] + 1}. "
         "The original votes stay."
     )  # the list follows on this rerun: a resolved claim leaves "Only unresolved"
 
 
-# One form per claim: a click on the form of a claim no longer shown is dropped.
-with st.form(f"adjudicate_form_{item['trace_id']}_{item['claim_index']}", clear_on_submit=True):
+# One form per claim: a click on the form of a claim no longer shown is dropped. Not
+# clear_on_submit: Streamlit merges a double click's two submits while the first waits, the
+# newer (emptied) values winning, and the reason typed would be lost (pages/users.py).
+with st.form(f"adjudicate_form_{item['trace_id']}_{item['claim_index']}"):
     st.selectbox("Final label", names, key="adjudicate_label")
     st.text_area("Reason (auditors read it)", key="adjudicate_reason")
     st.form_submit_button(

@@ -186,6 +186,7 @@ def test_the_lead_adjudicates_a_disagreement(labelling_store):
     )
     # the list follows the action: the resolved claim left "Only unresolved"
     assert "35 claims where reviewers disagree" in [plain(c.value) for c in app.caption]
+    assert app.text_area(key="adjudicate_reason").value == ""  # emptied once stored
     # The second submit of a double click on the claim just decided comes with the cleared
     # form (or the same one): it stores nothing and shows no error.
     app.toggle(key="adjudicate_open_only").set_value(False).run()
