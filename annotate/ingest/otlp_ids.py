@@ -22,13 +22,14 @@ from annotate.traces import Record, RowError
 
 def resolve_call_ids(store: Store, batch: list[Record | RowError]) -> list[Record | RowError]:
     """The batch with each call's trace_id settled against the calls already stored."""
-    traces = sorted({ids[0] for item in batch if (ids := _otel_ids(item)) is not None})
+    calls = [(item, _otel_ids(item)) for item in batch]
+    traces = sorted({ids[0] for _, ids in calls if ids is not None})
     if not traces:
         return batch
     stored = sql.otel_trace_rows(store, traces)
     by_span = {(trace, span): trace_id for trace_id, trace, span in stored if trace and span}
     taken = {trace_id for trace_id, _, _ in stored}
-    return [_settled(item, by_span, taken) for item in batch]
+    return [item if ids is None else _settled(item, ids, by_span, taken) for item, ids in calls]
 
 
 def _otel_ids(item: Record | RowError) -> tuple[str, str] | None:
@@ -43,10 +44,12 @@ def _otel_ids(item: Record | RowError) -> tuple[str, str] | None:
 
 
 def _settled(
-    record: Record | RowError, by_span: dict[tuple[str, str], str], taken: set[str]
+    record: Record | RowError,
+    ids: tuple[str, str],
+    by_span: dict[tuple[str, str], str],
+    taken: set[str],
 ) -> Record | RowError:
-    ids = _otel_ids(record)
-    if ids is None or isinstance(record, RowError):
+    if isinstance(record, RowError):  # never: only a call record has ids
         return record
     proposed = record.data.get("trace_id")
     trace_id = by_span.get(ids)
