@@ -96,9 +96,18 @@ def read_records(fh: IO[bytes]) -> Iterator[Record | RowError]:
         evaluations.extend(new_evaluations)
     traces = _by_trace(spans)
     found.extend(attach_verdicts(traces, evaluations))
+    found.extend(records_of_spans(traces))
+    yield from sorted(found, key=lambda item: item.line)
+
+
+def records_of_spans(traces: dict[str, list[Span]]) -> list[Record | RowError]:
+    """Every call of these OTel traces (trace id -> its spans, verdicts already attached) as a
+    Record, or a RowError naming why it cannot be one. The one route from spans to trace rows,
+    for OTLP files and for the tracing tools' own tables (Phoenix, MLflow) alike."""
+    found: list[Record | RowError] = []
     for trace_spans in traces.values():
         found.extend(_guarded_records(trace_spans))
-    yield from sorted(found, key=lambda item: item.line)
+    return found
 
 
 _NOTHING = (
