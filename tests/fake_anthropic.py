@@ -5,6 +5,10 @@ requests whose messages contain some text; or set `responder` to answer every re
 itself (benchmarks, batches). The server records every request body and headers. A request
 with nothing queued and no responder gets a 500, so a test that forgot a reply fails loudly.
 
+A Messages request with `"stream": true` whose reply is a 200 message gets that message as
+the real server-sent events (message_start, content_block_start/delta/stop, message_delta,
+message_stop); every other reply is sent as queued.
+
 Message Batches: POST /v1/messages/batches is stored; GET of the batch says in_progress for
 `batch_polls` polls, then ended; its results are each request answered like a Messages call.
 """
@@ -36,6 +40,54 @@ def message(text: str, input_tokens: int = 120, output_tokens: int = 40) -> dict
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
     }
+
+
+def sse_events(body: dict[str, Any]) -> bytes:
+    """A Messages response body as the server-sent events the API streams for it."""
+    start = {**body, "content": [], "stop_reason": None, "stop_sequence": None}
+    start["usage"] = {**body["usage"], "output_tokens": 1}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    for index, block in enumerate(body["content"]):
+        events.extend(block_events(index, block))
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": body["stop_reason"], "stop_sequence": body["stop_sequence"]},
+            "usage": {"output_tokens": body["usage"]["output_tokens"]},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return b"".join(
+        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events
+    )
+
+
+def block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    """One content block's start, deltas (text in word-sized pieces, tool input as JSON), stop."""
+    if block["type"] == "tool_use":
+        empty = {**block, "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+    else:
+        empty = {**block, "text": ""}
+        words = block["text"].split(" ")
+        pieces = [word + " " for word in words[:-1]] + words[-1:]
+        deltas = [{"type": "text_delta", "text": piece} for piece in pieces]
+    return [
+        {"type": "content_block_start", "index": index, "content_block": empty},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def streamed(request: dict[str, Any], answer: Reply) -> Reply:
+    """`answer` as events when the request streams and the answer is a message, else as it is."""
+    body = answer.body
+    if not request.get("stream") or answer.status != 200 or not isinstance(body, dict):
+        return answer
+    if body.get("type") != "message":
+        return answer
+    headers = {**answer.headers, "content-type": "text/event-stream"}
+    return Reply(200, sse_events(body), answer.delay, headers)
 
 
 def error(status_type: str, text: str = "fake error") -> dict[str, Any]:
@@ -164,7 +216,7 @@ class FakeAnthropic:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                     number = len(fake.requests)
                     if self.path == "/v1/messages":
-                        answer = fake._next_reply(request)
+                        answer = streamed(request, fake._next_reply(request))
                         answer.delay += fake.latency
                     elif self.path == "/v1/messages/batches":
                         answer = fake._create_batch(request)
@@ -184,9 +236,13 @@ class FakeAnthropic:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 try:
                     self.send_response(answer.status)
-                    self.send_header("content-type", "application/json")
                     self.send_header("request-id", f"req_fake_{number}")
-                    headers = {"retry-after-ms": "10", **answer.headers}  # a short SDK backoff
+                    # a short SDK backoff; JSON unless the reply says otherwise (event streams)
+                    headers = {
+                        "content-type": "application/json",
+                        "retry-after-ms": "10",
+                        **answer.headers,
+                    }
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.send_header("content-length", str(len(data)))

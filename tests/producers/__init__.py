@@ -1,0 +1,1 @@
+"""Producers of real OTLP traces: the anthropic SDK under each tracing library (see README.md)."""
