@@ -94,16 +94,16 @@ def test_the_import_page_shows_a_bug_as_one_line_and_logs_it(tmp_path, monkeypat
 def test_a_bug_on_one_otlp_trace_costs_that_trace_only(fresh_store, tmp_path, monkeypatch):
     import bad_corpus
 
-    from annotate.ingest import otlp
+    from annotate.ingest import otlp_calls
 
-    context = otlp._context
+    candidates = otlp_calls._candidates
 
-    def fragile(span, spans, handed_on):
+    def fragile(span, spans, views):
         if span.trace_id == "a2" * 16:
             raise ZeroDivisionError("division by zero")
-        return context(span, spans, handed_on)
+        return candidates(span, spans, views)
 
-    monkeypatch.setattr(otlp, "_context", fragile)
+    monkeypatch.setattr(otlp_calls, "_candidates", fragile)
     path = tmp_path / "spans.jsonl"
     path.write_bytes(bad_corpus.otlp())
     report = import_traces(fresh_store, path)

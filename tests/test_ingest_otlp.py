@@ -123,8 +123,8 @@ def test_a_rag_chat_span_gets_the_users_question_the_answer_and_the_retrieved_do
     assert trace.request == "How long do annual refunds take?"  # not the system prompt
     assert trace.response == "Annual plan refunds are issued within 14 days."
     assert contexts(trace) == [
-        ("kb/refunds-12", "Refunds for annual plans are issued within 14 days of cancellation."),
-        ("kb/plans-3", "The Pro plan costs $30 per month."),
+        ("retrieval kb/refunds-12", "Refunds for annual plans are issued within 14 days of cancellation."),
+        ("retrieval kb/plans-3", "The Pro plan costs $30 per month."),
     ]
     assert (trace.line, trace.feature, trace.model) == (1, "billing_qa", "gpt-4o-mini-2024-07-18")
     assert (
@@ -135,6 +135,8 @@ def test_a_rag_chat_span_gets_the_users_question_the_answer_and_the_retrieved_do
         "otel_span_id": "bbb19b7ec3c1b174",
         "span_name": "chat gpt-4o-mini",
         "service_name": "support-bot",
+        "convention": "genai",
+        "context_from": "retrieval",
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "openai",
         "gen_ai.request.model": "gpt-4o-mini",
@@ -166,7 +168,7 @@ def test_two_answers_in_one_trace_are_told_apart_by_span_id():
         "Ihr Kontostand beträgt 120,50 EUR.",
     )
     # the tool span's result and the same text in the tool_call_response part: kept once
-    assert contexts(answer) == [("get_balance", "balance: 120.50 EUR")]
+    assert contexts(answer) == [("tool get_balance", "balance: 120.50 EUR")]
     # the verdict names the invoke_agent span, so it applies to both calls beneath it
     assert (
         verdicts(answer) == verdicts(translation) == [("turn-judge", "response", "pass", 1.0, None)]
@@ -206,7 +208,7 @@ def test_a_pretty_printed_document_with_base64_ids_and_indexed_prompts():
     # execute_tool's result; the same text in the prompt's tool message is not repeated
     assert contexts(trace) == [
         (
-            "lookup_policy",
+            "tool lookup_policy",
             "Employees accrue 25 days of paid leave per year. Unused days expire on 31 March.",
         )
     ]

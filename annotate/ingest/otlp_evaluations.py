@@ -37,6 +37,8 @@ class Span:
     resource: dict[str, Any]
     problem: tuple[str, str] | None = None  # (field, message): unreadable ids or start time
     verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    scope: str = ""  # the instrumentation scope's name
+    events: list[tuple[str, Any]] = field(default_factory=list)  # GenAI message events, in order
 
 
 @dataclass(frozen=True)
@@ -47,21 +49,25 @@ class Evaluation:
     attributes: dict[str, Any]
 
 
-def raw_spans(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(span, resource attributes) for every span; older exporters say instrumentationLibrary."""
+def raw_spans(
+    document: dict[str, Any],
+) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """(span, resource attributes, scope name) for every span; older exporters say
+    instrumentationLibrary."""
     for resource_spans in objects(document.get("resourceSpans")):
         resource = attributes_of(as_object(resource_spans.get("resource")).get("attributes"))
         scopes = resource_spans.get("scopeSpans") or resource_spans.get(
             "instrumentationLibrarySpans"
         )
         for scope in objects(scopes):
+            name = as_object(scope.get("scope") or scope.get("instrumentationLibrary")).get("name")
             for raw in objects(scope.get("spans")):
-                yield raw, resource
+                yield raw, resource, name if isinstance(name, str) else ""
 
 
 def evaluations_of(document: dict[str, Any], line: int) -> Iterator[Evaluation]:
     """gen_ai.evaluation.result span events, then log records (eventName or event.name)."""
-    for raw, _resource in raw_spans(document):
+    for raw, _resource, _scope in raw_spans(document):
         trace_id = normalise_id(raw.get("traceId"), 16)
         span_id = normalise_id(raw.get("spanId"), 8)
         for event in objects(raw.get("events")):

@@ -1,0 +1,70 @@
+"""Provider-shaped requests and responses as the tools record them whole (OpenInference's
+input.value / output.value, MLflow's span inputs and outputs, Langfuse's observation input
+and output): Anthropic and OpenAI Messages/Chat bodies, bare message lists, or plain text,
+normalised to messages. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotate.ingest.conventions.messages import Message, decoded, message_list, normalise
+
+TOOL_STOPS = frozenset({"tool_use", "tool_calls", "tool_call", "function_call"})
+
+
+def request_messages(value: Any) -> list[Message]:
+    """The input messages of a request body (its `system` first, as a system message), a
+    message list, or a prompt given as text (one user message)."""
+    value = decoded(value)
+    if isinstance(value, dict) and isinstance(value.get("kwargs"), dict):
+        value = value["kwargs"]  # MLflow's autolog of a method call records its arguments so
+    if isinstance(value, dict) and "messages" in value:
+        system = value.get("system")
+        head = [normalise({"role": "system", "content": system})] if system else []
+        return head + message_list(value["messages"])
+    if isinstance(value, dict) and isinstance(value.get("input"), list | str):
+        return request_messages(value["input"])
+    if isinstance(value, list):
+        return message_list(value)
+    if isinstance(value, str) and value.strip():
+        return [normalise({"role": "user", "content": value})]
+    return []
+
+
+def response_messages(value: Any) -> list[Message]:
+    """The answer of a response body: an Anthropic message, OpenAI choices, one message, a
+    message list, or text. A stop for tool use adds a tool call the content may not show."""
+    value = decoded(value)
+    if isinstance(value, dict) and isinstance(value.get("choices"), list):
+        return [_choice(c) for c in value["choices"][:1] if isinstance(c, dict)]
+    if isinstance(value, dict) and ("content" in value or "parts" in value):
+        message = normalise({**value, "role": value.get("role") or "assistant"})
+        if value.get("stop_reason") in TOOL_STOPS or value.get("finish_reason") in TOOL_STOPS:
+            message["parts"].append({"type": "tool_call", "id": None, "name": None})
+        return [message]
+    if isinstance(value, list):
+        return [normalise({**m, "role": m.get("role") or "assistant"}) for m in _dicts(value)]
+    if isinstance(value, str) and value.strip():
+        return [normalise({"role": "assistant", "content": value})]
+    return []
+
+
+def _choice(choice: dict[str, Any]) -> Message:
+    message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
+    normalised = normalise({**message, "role": message.get("role") or "assistant"})
+    if choice.get("finish_reason") in TOOL_STOPS:
+        normalised["parts"].append({"type": "tool_call", "id": None, "name": None})
+    return normalised
+
+
+def _dicts(value: list[Any]) -> list[dict[str, Any]]:
+    return [m for m in value if isinstance(m, dict)]
+
+
+def model_of(value: Any) -> str | None:
+    value = decoded(value)
+    if isinstance(value, dict) and isinstance(value.get("kwargs"), dict):
+        value = value["kwargs"]
+    model = value.get("model") if isinstance(value, dict) else None
+    return model if isinstance(model, str) and model else None
