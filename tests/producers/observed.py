@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.producers.traffic import App, Expected, Turn
+from tests.producers.traffic import TOOL_NAME, App, Expected, Turn
 
 
 def content_of(message: Any) -> Any:
@@ -41,7 +41,12 @@ class LangfuseApp(App):
         from langfuse import Langfuse, observe
 
         self.langfuse = Langfuse()
-        self._tool = observe(name="lookup_order", as_type="tool")(super().run_tool)
+
+        @observe(name=TOOL_NAME, as_type="tool")
+        def lookup_order(order_id: str) -> str:
+            return App.run_tool(self, TOOL_NAME, {"order_id": order_id})
+
+        self._lookup_order = lookup_order
 
     def finish(self) -> None:
         self.langfuse.flush()
@@ -73,7 +78,7 @@ class LangfuseApp(App):
         return text
 
     def run_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        return self._tool(name, arguments)
+        return self._lookup_order(**arguments)
 
     def _generation(self, params: dict[str, Any]) -> Any:
         system = [{"role": "system", "content": params["system"]}] if "system" in params else []

@@ -17,15 +17,16 @@ SERVICE = "kettleworks-support-bot"
 Finish = Callable[[], None]
 Setup = Callable[[Any, str], tuple[App, Finish]]
 
-# The package each producer needs beyond the OpenTelemetry SDK: absent, its tests are skipped.
-PACKAGES = {
-    "sdk_only": "opentelemetry.sdk",
-    "openllmetry": "opentelemetry.instrumentation.anthropic",
-    "openllmetry_events": "opentelemetry.instrumentation.anthropic",
-    "openinference": "openinference.instrumentation.anthropic",
-    "langfuse": "langfuse",
-    "mlflow": "mlflow.anthropic",
-    "mlflow_genai": "mlflow.anthropic",
+# The distributions each producer needs (any one of a tuple): absent, its tests are skipped.
+OTEL = ("opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http")
+PACKAGES: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "sdk_only": OTEL,
+    "openllmetry": (*OTEL, "opentelemetry-instrumentation-anthropic"),
+    "openllmetry_events": (*OTEL, "opentelemetry-instrumentation-anthropic"),
+    "openinference": (*OTEL, "openinference-instrumentation-anthropic"),
+    "langfuse": (*OTEL, "langfuse"),
+    "mlflow": (*OTEL, ("mlflow-tracing", "mlflow-skinny", "mlflow")),
+    "mlflow_genai": (*OTEL, ("mlflow-tracing", "mlflow-skinny", "mlflow")),
 }
 
 
@@ -122,7 +123,11 @@ def setup_mlflow(client: Any, url: str, genai_semconv: bool = False) -> tuple[Ap
         OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/protobuf",
         OTEL_SERVICE_NAME=SERVICE,
         MLFLOW_USE_DEFAULT_TRACER_PROVIDER="false",
+        # mlflow-tracing without a tracking URI looks for ./mlruns with a module only full mlflow
+        # has (sqlparse) and never starts tracing; any non-Databricks URI skips that look
+        MLFLOW_TRACKING_URI=url,
         MLFLOW_ENABLE_OTEL_GENAI_SEMCONV="true" if genai_semconv else "false",
+        MLFLOW_DISABLE_TELEMETRY="true",  # no usage reports from a test run
     )
     from tests.producers.observed import MlflowApp
 
