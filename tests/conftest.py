@@ -19,6 +19,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 if str(ROOT) not in sys.path:  # pages import `ui` from the repo root
     sys.path.insert(0, str(ROOT))
 
+from tests.producers.fixtures import produced  # noqa: E402,F401 - real traces per producer
+
 # `make mutate` runs the tests with --hypothesis-profile=mutate: a mutant only has to make a
 # property fail, so the failing example is reported at once instead of being shrunk.
 settings.register_profile("mutate", phases=[Phase.explicit, Phase.reuse, Phase.generate])
