@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.conventions.genai import MESSAGE_EVENTS
-from annotate.ingest.otlp_calls import records_of_spans
+from annotate.ingest.otlp_calls import SDK_SCOPE, is_llm_span, records_of_spans
 from annotate.ingest.otlp_evaluations import (
     Evaluation,
     Span,
@@ -70,7 +70,7 @@ def read_records(
     found: list[Record | RowError] = list(errors)
     spans: list[Span] = []
     evaluations: list[Evaluation] = []
-    logs: list[tuple[str | None, str | None, str, Any]] = []
+    logs: list[MessageLog] = []
     for line, document in documents:
         if not is_export(document):
             found.append(RowError(line, "", NOT_AN_EXPORT))
@@ -132,7 +132,13 @@ def _spans(document: dict[str, Any], line: int) -> Iterator[Span]:
             problem,
             scope=scope,
             events=_span_events(raw),
+            end=_end(raw),
         )
+
+
+def _end(raw: dict[str, Any]) -> int:
+    end = nanos_of(raw.get("endTimeUnixNano"))
+    return end if isinstance(end, int) else 0
 
 
 def _span_events(raw: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -176,9 +182,12 @@ def _by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     return traces
 
 
-def _message_logs(document: dict[str, Any]) -> Iterator[tuple[str | None, str | None, str, Any]]:
+MessageLog = tuple[str | None, str | None, int, str, Any]
+
+
+def _message_logs(document: dict[str, Any]) -> Iterator[MessageLog]:
     """GenAI message events sent as log records (OpenLLMetry's events mode): (traceId,
-    spanId, event name, body)."""
+    spanId, time, event name, body)."""
     for resource_logs in objects(document.get("resourceLogs")):
         for scope in objects(resource_logs.get("scopeLogs")):
             for record in objects(scope.get("logRecords")):
@@ -186,9 +195,13 @@ def _message_logs(document: dict[str, Any]) -> Iterator[tuple[str | None, str | 
                 name = record.get("eventName") or attributes.get("event.name")
                 if name in MESSAGE_EVENTS:
                     body = any_value(record.get("body"))
+                    time = nanos_of(
+                        record.get("timeUnixNano") or record.get("observedTimeUnixNano")
+                    )
                     yield (
                         normalise_id(record.get("traceId"), 16),
                         normalise_id(record.get("spanId"), 8),
+                        time if isinstance(time, int) else 0,
                         name,
                         _event_body(body, attributes),
                     )
@@ -203,11 +216,19 @@ def _event_body(body: Any, attributes: dict[str, Any]) -> Any:
     return {k: v for k, v in attributes.items() if k not in ("event.name", "gen_ai.system")}
 
 
-def _attach_message_logs(
-    traces: dict[str, list[Span]], logs: list[tuple[str | None, str | None, str, Any]]
-) -> None:
-    by_span = {(span.trace_id, span.span_id): span for spans in traces.values() for span in spans}
-    for trace_id, span_id, name, body in logs:
+def _attach_message_logs(traces: dict[str, list[Span]], logs: list[MessageLog]) -> None:
+    """Each message event to the model call it belongs to: the span it names when that is a
+    model call; else the one model call running when it was emitted (OpenLLMetry emits them
+    in the context around its span: the parent span, or none), the anthropic SDK's own span
+    aside, preferring a call of the trace it names. An event no call can be told for is left."""
+    spans = [span for trace in traces.values() for span in trace]
+    by_span = {(span.trace_id, span.span_id): span for span in spans}
+    calls = [s for s in spans if is_llm_span(s.attributes) and s.scope != SDK_SCOPE]
+    for trace_id, span_id, time, name, body in logs:
         span = by_span.get((trace_id or "", span_id or ""))
+        if span is None or span not in calls:
+            running = [c for c in calls if c.start <= time <= (c.end or c.start)]
+            same = [c for c in running if c.trace_id == trace_id]
+            span = (same or running)[0] if len(same or running) == 1 else None
         if span is not None:
             span.events.append((name, body))

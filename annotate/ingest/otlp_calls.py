@@ -44,37 +44,57 @@ def records_of_spans(
     """Every call of these OTel traces (trace id -> its spans, verdicts already attached) as a
     Record, or a RowError naming why it cannot be one. The one route from spans to trace rows,
     for OTLP files and for the tracing tools' own tables (Phoenix, MLflow) alike."""
-    views = {id(span): view_of(span.attributes, span.events) for s in traces.values() for span in s}
-    answered = {
-        response_id
-        for spans in traces.values()
-        for span in spans
-        if _is_call(views[id(span)]) and (response_id := _response_id(span))
-    }
+    spans = [span for trace in traces.values() for span in trace]
+    views = {id(span): view_of(span.attributes, span.events) for span in spans}
+    twins = _twins(spans, views)
     found: list[Record | RowError] = []
     for trace_spans in traces.values():
-        found.extend(_guarded(trace_spans, views, answered, context))
+        found.extend(_guarded(trace_spans, views, twins, context))
     return found
 
 
+def _twins(spans: list[Span], views: Views) -> set[int]:
+    """Model-call spans without content that record a call another span records with content
+    (the anthropic SDK's own span beside an instrumentation's, often in another OTel trace):
+    the same response id, else the innermost call with content whose time holds theirs. The
+    call with content takes the model and response id it lacks from its twin."""
+    calls = [span for span in spans if _is_call(views[id(span)])]
+    by_response = {views[id(c)].response_id: c for c in calls if views[id(c)].response_id}
+    twins: set[int] = set()
+    for span in spans:
+        view = views[id(span)]
+        if view.kind != LLM or view.has_content:
+            continue
+        twin = by_response.get(view.response_id) if view.response_id else None
+        holding = [c for c in calls if c.start <= span.start and 0 < span.end <= c.end]
+        if twin is None and holding:
+            twin = min(holding, key=lambda c: (c.trace_id != span.trace_id, c.end - c.start))
+        if twin is not None:
+            twins.add(id(span))
+            found = views[id(twin)]
+            found.model = found.model or view.model
+            found.response_id = found.response_id or view.response_id
+    return twins
+
+
 def _guarded(
-    spans: list[Span], views: Views, answered: set[str], context: frozenset[str]
+    spans: list[Span], views: Views, twins: set[int], context: frozenset[str]
 ) -> list[Record | RowError]:
     """One OTel trace's rows; a bug while building them costs that trace, never the file."""
     try:
-        return list(_trace_records(spans, views, answered, context))
+        return list(_trace_records(spans, views, twins, context))
     except Exception as exc:
         first = min(spans, key=lambda span: span.line)
         return [unexpected_error(Record(first.line, None), exc)]
 
 
+def is_llm_span(attributes: dict[str, Any]) -> bool:
+    """A model call by its convention, content or not."""
+    return view_of(attributes).kind == LLM
+
+
 def _is_call(view: SpanView) -> bool:
     return view.kind == LLM and view.has_content
-
-
-def _response_id(span: Span) -> str | None:
-    value = span.attributes.get("gen_ai.response.id")
-    return value if isinstance(value, str) and value else None
 
 
 def ancestors(span: Span, by_id: dict[str, Span]) -> Iterator[Span]:
@@ -86,9 +106,7 @@ def ancestors(span: Span, by_id: dict[str, Span]) -> Iterator[Span]:
         parent = by_id.get(parent.parent_id or "")
 
 
-def _calls(
-    spans: list[Span], by_id: dict[str, Span], views: Views, answered: set[str]
-) -> list[Span]:
+def _calls(spans: list[Span], by_id: dict[str, Span], views: Views, twins: set[int]) -> list[Span]:
     """The innermost model calls with content, and the calls no span with content records."""
     llm = [span for span in spans if views[id(span)].kind == LLM]
     with_content = [span for span in llm if views[id(span)].has_content]
@@ -102,16 +120,16 @@ def _calls(
             s.span_id for s in with_content if s.parent_id == span.parent_id
         }
         beneath = id(span) in above
-        if not (related & content_ids or beneath or _response_id(span) in answered):
+        if not (related & content_ids or beneath or id(span) in twins):
             calls.append(span)
     return calls
 
 
 def _trace_records(
-    spans: list[Span], views: Views, answered: set[str], context: frozenset[str]
+    spans: list[Span], views: Views, twins: set[int], context: frozenset[str]
 ) -> Iterator[Record | RowError]:
     by_id = {span.span_id: span for span in spans}
-    calls = [s for s in _calls(spans, by_id, views, answered) if not _step(views[id(s)])]
+    calls = [s for s in _calls(spans, by_id, views, twins) if not _step(views[id(s)])]
     for span in calls:
         view = views[id(span)]
         answer = answer_of(view.outputs)

@@ -38,6 +38,7 @@ class Span:
     problem: tuple[str, str] | None = None  # (field, message): unreadable ids or start time
     verdicts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     scope: str = ""  # the instrumentation scope's name
+    end: int = 0  # endTimeUnixNano; 0 when unknown
     events: list[tuple[str, Any]] = field(default_factory=list)  # GenAI message events, in order
 
 

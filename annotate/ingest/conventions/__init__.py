@@ -26,6 +26,7 @@ class SpanView:
     tool_name: str | None = None
     tool_result: str | None = None
     model: str | None = None
+    response_id: str | None = None  # the provider's id of the answer (msg_..., chatcmpl-...)
 
     @property
     def has_content(self) -> bool:
@@ -37,9 +38,14 @@ def view_of(attributes: dict[str, Any], events: list[tuple[str, Any]] | None = N
     from annotate.ingest.conventions import genai, langfuse, mlflow, openinference
 
     if openinference.follows(attributes):
-        return openinference.view(attributes)
-    if mlflow.follows(attributes):
-        return mlflow.view(attributes)
-    if langfuse.follows(attributes):
-        return langfuse.view(attributes)
-    return genai.view(attributes, events or [])
+        found = openinference.view(attributes)
+    elif mlflow.follows(attributes):
+        found = mlflow.view(attributes)
+    elif langfuse.follows(attributes):
+        found = langfuse.view(attributes)
+    else:
+        found = genai.view(attributes, events or [])
+    response_id = attributes.get("gen_ai.response.id")
+    if isinstance(response_id, str) and response_id:
+        found.response_id = response_id
+    return found

@@ -11,7 +11,12 @@ from typing import Any
 from annotate.ingest.conventions import LLM, OTHER, RETRIEVAL, TOOL, SpanView
 from annotate.ingest.conventions.messages import as_text, decoded
 from annotate.ingest.conventions.mlflow import documents_of
-from annotate.ingest.conventions.provider import model_of, request_messages, response_messages
+from annotate.ingest.conventions.provider import (
+    model_of,
+    request_messages,
+    response_id_of,
+    response_messages,
+)
 
 TYPE = "langfuse.observation.type"
 INPUT, OUTPUT = "langfuse.observation.input", "langfuse.observation.output"
@@ -30,6 +35,7 @@ def view(attributes: dict[str, Any]) -> SpanView:
     if kind == LLM:
         found.inputs = request_messages(inputs)
         found.outputs = response_messages(outputs)
+        found.response_id = response_id_of(outputs)
     elif kind == TOOL:
         found.tool_result = None if outputs is None else as_text(outputs)
     elif kind == RETRIEVAL:

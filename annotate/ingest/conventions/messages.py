@@ -81,6 +81,9 @@ def _part(raw: Any) -> Part | None:
     kind = raw.get("type")
     if kind in ("text", "input_text", "output_text"):
         text = raw.get("content") if isinstance(raw.get("content"), str) else raw.get("text")
+        block = _block_as_text(text)
+        if block is not None:
+            return _part(block)
         return {"type": "text", "content": text} if isinstance(text, str) and text else None
     if kind == "document":
         return _document(raw)
@@ -91,6 +94,18 @@ def _part(raw: Any) -> Part | None:
         call_id = raw.get("id", raw.get("tool_use_id", raw.get("call_id")))
         return _response(call_id, raw.get("name"), _flattened(result))
     return None
+
+
+BLOCKS_AS_TEXT = frozenset({"document", "tool_use", "tool_result"})
+
+
+def _block_as_text(text: Any) -> dict[str, Any] | None:
+    """A content block some writers serialise into a text part (MLflow's GenAI semconv
+    export writes an Anthropic document block so): the block, else None."""
+    if not isinstance(text, str) or not text.startswith('{"type": "'):
+        return None
+    block = decoded(text)
+    return block if isinstance(block, dict) and block.get("type") in BLOCKS_AS_TEXT else None
 
 
 def _document(raw: dict[str, Any]) -> Part | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.ingest.conventions import LLM, OTHER, RETRIEVAL, TOOL, SpanView
 from annotate.ingest.conventions.messages import Message, as_text, decoded, normalise, unflatten
-from annotate.ingest.conventions.provider import request_messages, response_messages
+from annotate.ingest.conventions.provider import request_messages, response_id_of, response_messages
 
 KIND = "openinference.span.kind"
 KINDS = {"LLM": LLM, "RETRIEVER": RETRIEVAL, "TOOL": TOOL}
@@ -28,6 +28,7 @@ def view(attributes: dict[str, Any]) -> SpanView:
     if kind == LLM:
         found.inputs = _request(attributes) or _flat(attributes, "llm.input_messages")
         found.outputs = _response(attributes) or _flat(attributes, "llm.output_messages")
+        found.response_id = response_id_of(attributes.get("output.value"))
     elif kind == TOOL:
         found.tool_name = _text(attributes.get("tool.name"))
         result = attributes.get("output.value")

@@ -43,11 +43,17 @@ def response_messages(value: Any) -> list[Message]:
         if value.get("stop_reason") in TOOL_STOPS or value.get("finish_reason") in TOOL_STOPS:
             message["parts"].append({"type": "tool_call", "id": None, "name": None})
         return [message]
+    if isinstance(value, list) and value and all(_is_block(m) for m in value):
+        return response_messages({"role": "assistant", "content": value})  # one answer's blocks
     if isinstance(value, list):
         return [normalise({**m, "role": m.get("role") or "assistant"}) for m in _dicts(value)]
     if isinstance(value, str) and value.strip():
         return [normalise({"role": "assistant", "content": value})]
     return []
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, dict) and "type" in value and "role" not in value
 
 
 def _choice(choice: dict[str, Any]) -> Message:
@@ -60,6 +66,13 @@ def _choice(choice: dict[str, Any]) -> Message:
 
 def _dicts(value: list[Any]) -> list[dict[str, Any]]:
     return [m for m in value if isinstance(m, dict)]
+
+
+def response_id_of(value: Any) -> str | None:
+    """The provider's id of a response body (Anthropic msg_..., OpenAI chatcmpl-...)."""
+    value = decoded(value)
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) and found else None
 
 
 def model_of(value: Any) -> str | None:
