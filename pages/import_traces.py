@@ -39,6 +39,10 @@ mapping_text = st.text_area(
     "Field mapping, one FIELD=SOURCE a line (e.g. response=output.text)",
     key="import_map",
     disabled=kind == "labels",
+    help="SOURCE is keys joined by dots (`input.messages.0.content`). A key whose name holds "
+    'dots goes in double quotes: `model="attributes.llm.model_name"`; a row that has the whole '
+    "unquoted SOURCE as one key reads that key. A row without its SOURCE is rejected on its "
+    "line; a null or empty value leaves the field empty.",
 )
 
 

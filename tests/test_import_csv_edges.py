@@ -64,9 +64,9 @@ def test_mapped_csv_columns_are_decoded_by_the_field_they_land_in(cli, tmp_path,
             3,
             "context",
             "is required: add the documents the model saw, as a list of strings or {source, "
-            "text} objects (an empty list [] if it saw none) (mapped from 'docs', which this "
-            "row does not have)",
-        ),  # an empty cell is no value (CSV's empty cells are left out before --map)
+            "text} objects (an empty list [] if it saw none) (mapped from 'docs', which has no "
+            "value on this row)",
+        ),  # an empty cell is no value, not a missing source
         (
             4,
             "context",

@@ -118,9 +118,15 @@ def test_map_takes_fields_from_nested_paths(fresh_store):
         "shop_qa",
     )
     assert [c["text"] for c in trace["contexts"]] == ["Spring sale: 1-31 March 2026."]
-    assert [str(e) for e in report.errors] == [
-        'line 3: "response" is required: add a response (a string) to the row '
-        "(mapped from 'output.text', which this row does not have)"
+    fix = (
+        ", or give the row that key "
+        '(a key with dots in its name is written in double quotes: a."b.c")'
+    )
+    assert [str(e) for e in report.errors] == [  # a source the row lacks rejects it, named
+        "line 3: \"response\" is mapped from 'output.text', which this row does not have; "
+        "correct the path in --map response=output.text" + fix,
+        "line 3: \"request\" is mapped from 'input.messages.0.content', which this row does "
+        "not have; correct the path in --map request=input.messages.0.content" + fix,
     ]
 
 
@@ -146,7 +152,7 @@ def test_a_mapped_field_with_a_wrong_value_names_its_source_without_calling_it_m
     does not have)" for a row that has output.text; and a mapped optional field with no
     mention of its source."""
     rows = [
-        {"id": "m-1", "output": {"text": 5}, "docs": ["d"]},
+        {"id": "m-1", "output": {"text": 5}, "docs": ["d"], "meta": {"f": "ok"}},
         {"id": "m-2", "output": {"text": "fine"}, "docs": ["d"], "meta": {"f": [7]}},
     ]
     path = tmp_path / "mapped.jsonl"

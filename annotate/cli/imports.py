@@ -53,7 +53,11 @@ def _add_import(commands: Any) -> None:
         action="append",
         default=[],
         metavar="FIELD=SOURCE",
-        help="take FIELD from a nested SOURCE path, e.g. response=output.text (repeatable)",
+        help="take FIELD from a SOURCE path of keys joined by dots, e.g. response=output.text "
+        "or request=input.messages.0.content; a key whose name holds dots goes in double "
+        "quotes: 'model=\"attributes.llm.model_name\"' (an unquoted SOURCE a row has whole as "
+        "one key is that key). A row without SOURCE is rejected; a null is no value "
+        "(repeatable)",
     )
     common(command)
     command.set_defaults(run=run_import, creates_store=True)

@@ -133,6 +133,7 @@ def read_csv(fh: IO[bytes]) -> Iterator[Record | RowError]:
     text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.reader(text, strict=True)
     header: list[str] | None = None
+    columns: frozenset[str] = frozenset()
     unnamed: list[int] = []
     line = 0
     try:
@@ -142,13 +143,14 @@ def read_csv(fh: IO[bytes]) -> Iterator[Record | RowError]:
                 continue
             if header is None:
                 header = _csv_header(cells)
+                columns = frozenset(header)
                 unnamed = [i for i, name in enumerate(header) if not name]
             elif len(cells) != len(header):
                 yield _ragged(start, len(cells), len(header))
             elif len(unnamed) > 1 and any(cells[i] for i in unnamed):
                 yield RowError(start, "", _UNNAMED.format(next(i + 1 for i in unnamed if cells[i])))
             else:
-                yield _csv_record(dict(zip(header, cells, strict=True)), start)
+                yield _csv_record(dict(zip(header, cells, strict=True)), start, columns)
     except csv.Error as exc:
         yield _csv_stop(str(exc), line + 1 if header is not None else 1)
 
@@ -220,7 +222,7 @@ def _csv_stop(problem: str, start: int) -> RowError:
     return RowError(start, "", f"{why}. Reading stopped here. {ROWS_KEPT}")
 
 
-def _csv_record(row: dict[str, Any], line: int) -> Record | RowError:
+def _csv_record(row: dict[str, Any], line: int, columns: frozenset[str]) -> Record | RowError:
     """One row's fields; context/claims/judge/attributes cells decoded (decode_mapped decodes
     the cells --map brings to those fields from other columns)."""
     record: dict[str, Any] = {}
@@ -234,7 +236,7 @@ def _csv_record(row: dict[str, Any], line: int) -> Record | RowError:
             return RowError(line, value.field, value.message)
         if value != "" or key in ("context", "response", "trace_id"):
             record[key] = value
-    return Record(line, record)
+    return Record(line, record, columns=columns)
 
 
 def decode_mapped(data: dict[str, Any], mapping: Mapping[str, str]) -> dict[str, Any] | RowError:

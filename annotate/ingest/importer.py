@@ -23,11 +23,17 @@ from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
 from annotate.ingest.generic import decode_mapped
+from annotate.ingest.mapping import (
+    SourcePath,
+    apply_mapping,
+    missing_source,
+    source_paths,
+)
+from annotate.ingest.mapping import parse_mapping as parse_mapping  # the CLI's, the page's
 from annotate.ingest.otlp_ids import resolve_call_ids
 from annotate.store import Store
 from annotate.store import imports as sql
 from annotate.traces import (
-    KNOWN_FIELDS,
     Record,
     RowError,
     Trace,
@@ -79,56 +85,6 @@ class ImportReport:
         }
 
 
-def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
-    """`response=output.text` pairs into {field: dotted source path}."""
-    mapping: dict[str, str] = {}
-    for pair in pairs:
-        target, sep, source = pair.partition("=")
-        if not sep or not target.strip() or not source.strip():
-            raise UsageError(
-                f"--map {pair!r} must look like FIELD=SOURCE, for example response=output.text"
-            )
-        field = target.strip()
-        if field not in KNOWN_FIELDS:
-            raise UsageError(
-                f"--map {pair!r}: {field!r} is not a trace field; map to one of "
-                f"{', '.join(KNOWN_FIELDS)}"
-            )
-        if field in mapping:
-            raise UsageError(f"--map names {field!r} twice; keep the one source it comes from")
-        mapping[field] = source.strip()
-    return mapping
-
-
-def apply_mapping(data: Any, mapping: Mapping[str, str]) -> Any:
-    """Copy nested source fields to their trace fields; a mapped top-level key moves."""
-    if not mapping or not isinstance(data, dict):
-        return data
-    mapped = dict(data)
-    for target, source in mapping.items():
-        found, value = _dig(data, source.split("."))
-        if found:
-            mapped[target] = value
-            if "." not in source and source != target:
-                mapped.pop(source, None)
-    return mapped
-
-
-def _dig(data: Any, parts: list[str]) -> tuple[bool, Any]:
-    for part in parts:
-        if isinstance(data, Mapping) and part in data:
-            data = data[part]
-        elif (
-            isinstance(data, list)
-            and part.lstrip("-").isdigit()
-            and -len(data) <= int(part) < len(data)
-        ):
-            data = data[int(part)]
-        else:
-            return False, None
-    return True, data
-
-
 def import_traces(
     store: Store,
     path: str | os.PathLike[str],
@@ -162,8 +118,9 @@ def import_traces(
             report = ImportReport(import_id, label, chosen)
             records = read_records(fh, chosen)
             known = sql.KnownIds(store)
+            paths = source_paths(mapping or {})
             for batch in _batches(records, fh, size, progress):
-                _import_batch(store, report, batch, mapping or {}, check, known)
+                _import_batch(store, report, batch, paths, check, known)
             known.close()
             _check_not_empty(report, label, chosen if fmt else None)
             sql.finish_import(store, report.import_id, report.counts())
@@ -224,7 +181,7 @@ def _import_batch(
     store: Store,
     report: ImportReport,
     batch: list[Record | RowError],
-    mapping: Mapping[str, str],
+    mapping: Mapping[str, SourcePath],
     check: Check | None = None,
     known: sql.KnownIds | None = None,
 ) -> None:
@@ -286,12 +243,12 @@ def _attach(
 
 
 def _parse(
-    item: Record | RowError, mapping: Mapping[str, str], csv: bool = False
+    item: Record | RowError, mapping: Mapping[str, SourcePath], csv: bool = False
 ) -> Trace | list[RowError]:
     if isinstance(item, RowError):
         return [item]
     try:
-        data = apply_mapping(item.data, mapping)
+        data, missing = apply_mapping(item.data, mapping, item.columns)
         if csv and mapping:  # a CSV cell --map brings to a JSON field is decoded there
             data = decode_mapped(data, mapping)
             if isinstance(data, RowError):
@@ -301,17 +258,21 @@ def _parse(
     except Exception as exc:  # a bug must cost one row, never the file
         return [unexpected_error(item, exc)]
     result = parse_record(record)
+    if missing:  # the row's other errors too, but not "is required" for a field it lacks
+        found = [e for e in result if e.field not in missing] if isinstance(result, list) else []
+        lacking = [missing_source(item.line, item.unit, f, mapping[f]) for f in missing]
+        return lacking + [_mention_mapping(error, mapping) for error in found]
     if isinstance(result, list) and mapping:
         return [_mention_mapping(error, mapping) for error in result]
     return result
 
 
-def _mention_mapping(error: RowError, mapping: Mapping[str, str]) -> RowError:
+def _mention_mapping(error: RowError, mapping: Mapping[str, SourcePath]) -> RowError:
     if error.field not in mapping:
         return error
-    source = mapping[error.field]
-    if error.message.startswith("is required"):
-        hint = f" (mapped from {source!r}, which this row does not have)"
+    source = str(mapping[error.field])
+    if error.message.startswith("is required"):  # the row has the source, with no value
+        hint = f" (mapped from {source!r}, which has no value on this row)"
     else:  # the row has it, with a value that does not fit
         hint = f" (mapped from {source!r})"
     return RowError(error.line, error.field, error.message + hint, error.unit)
@@ -387,11 +348,13 @@ def import_rows(
     records: list[Record | RowError] = []
     for number, row in rows:
         if fmt == "csv":
-            records.append(_csv_record({k: v for k, v in row.items() if v is not None}, number))
+            cells = {k: v for k, v in row.items() if v is not None}
+            records.append(_csv_record(cells, number, frozenset(row)))
         else:
             records.append(_parquet_record(row, number))
+    paths = source_paths(mapping or {})
     for start in range(0, len(records), BATCH_SIZE):
-        _import_batch(store, report, records[start : start + BATCH_SIZE], mapping or {})
+        _import_batch(store, report, records[start : start + BATCH_SIZE], paths)
     sql.finish_import(store, report.import_id, report.counts())
     record_act(store, who, "import", str(import_id), file=label, **report.counts())
     return report

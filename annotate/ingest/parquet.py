@@ -28,13 +28,14 @@ def read_parquet(fh: IO[bytes]) -> Iterator[Record | RowError]:
             f"the file is not a readable Parquet file ({exc}); it may be cut short: export it again"
         ) from None
     binary = binary_columns(parquet.schema_arrow)
+    columns = frozenset(parquet.schema_arrow.names)
     number = 0
     try:  # row group by row group, so damage in one keeps every row before it
         for group in range(parquet.num_row_groups):
             for batch in parquet.iter_batches(batch_size=2048, row_groups=[group]):
                 for row in _batch_rows(batch):
                     number += 1
-                    yield parquet_record(row, number, binary)
+                    yield parquet_record(row, number, binary, columns)
     except (pa.ArrowException, OSError) as exc:
         problem = " ".join(str(exc).split())[:200]
         message = f"the Parquet file cannot be read past row {number} ({problem}). {ROWS_KEPT}: "
@@ -92,10 +93,14 @@ class _Binary(Exception):
 
 
 def parquet_record(
-    row: dict[str, Any] | RowError, number: int, binary: frozenset[str] | None = None
+    row: dict[str, Any] | RowError,
+    number: int,
+    binary: frozenset[str] | None = None,
+    columns: frozenset[str] | None = None,
 ) -> Record | RowError:
-    """One row without its null fields. Bytes in the `binary` columns (in every column when
-    None: rows read by DuckDB) become the text they hold, or the row's error naming the column."""
+    """One row without its null fields (`columns`, the file's, say which it had; None: the
+    row's own keys). Bytes in the `binary` columns (in every column when None: rows read by
+    DuckDB) become the text they hold, or the row's error naming the column."""
     if isinstance(row, RowError):
         return RowError(number, row.field, row.message, unit="row")
     fields: dict[str, Any] = {}
@@ -108,7 +113,9 @@ def parquet_record(
             except _Binary as exc:
                 return RowError(number, exc.path, exc.message, unit="row")
         fields[key] = value
-    return Record(number, fields, unit="row")
+    return Record(
+        number, fields, unit="row", columns=frozenset(row) if columns is None else columns
+    )
 
 
 def _as_text(value: Any, path: str) -> Any:

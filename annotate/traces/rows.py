@@ -91,6 +91,8 @@ class Record:
     data: Any
     unit: str = "line"
     kind: str = "trace"  # or "evaluation": a verdict for a span imported earlier (OTLP)
+    # a table's columns (CSV header, Parquet schema): one that `data` lacks was an empty cell
+    columns: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
