@@ -136,7 +136,7 @@ def _trace_records(
         if span.problem is not None:
             yield RowError(span.line, *span.problem)
         elif answer is None:
-            yield RowError(span.line, OUTPUT, _no_output(span, view))
+            yield RowError(span.line, OUTPUT, _no_output(span, view, _under_mlflow(spans)))
         else:
             trace_id = span.trace_id if len(calls) == 1 else f"{span.trace_id}-{span.span_id}"
             items, origin = chosen(_candidates(span, spans, views), context)
@@ -165,7 +165,12 @@ def _stray_verdicts(
             )
 
 
-def _no_output(span: Span, view: SpanView) -> str:
+def _under_mlflow(spans: list[Span]) -> bool:
+    """MLflow traced this request: its spans carry its scope or its attributes."""
+    return any(s.scope.startswith("mlflow") or "mlflow.spanType" in s.attributes for s in spans)
+
+
+def _no_output(span: Span, view: SpanView, mlflow: bool = False) -> str:
     """Why the call has no answer: its output unreadable, textless, or not recorded."""
     error = span.attributes.get("error.type")
     failed = f" (it failed: error.type={error})" if error else ""
@@ -173,6 +178,13 @@ def _no_output(span: Span, view: SpanView) -> str:
     problem = output_problem(span.attributes, named) if view.convention == "genai" else None
     if problem is not None:
         return problem
+    if span.scope == SDK_SCOPE and mlflow:
+        return (
+            f"is missing: {named} is the anthropic SDK's own span, and MLflow recorded no "
+            "call beside it: MLflow's anthropic autolog traces Messages.create only, so a "
+            "call made with messages.stream() has no messages; trace that call with "
+            '@mlflow.trace(span_type="LLM") recording its messages and answer'
+        )
     if span.scope == SDK_SCOPE and not view.has_content:
         return (
             f"is missing: {named} is the anthropic SDK's own span, which records no messages; "
