@@ -1,8 +1,8 @@
 """The `produced` fixture: real traces from each producer, made once per test session.
 
-Owns running `python -m tests.producers.run` in a subprocess (instrumentors patch the SDK for
-the whole process) into one folder shared by the xdist workers, and the skip when a producer's
-package is not installed. It must not read the traces.
+Owns running `python -m tests.producers.run` in a subprocess per producer (instrumentors patch
+the SDK for the whole process), all at once into one folder shared by the xdist workers, and the
+skip when a producer's package is not installed. It must not read the traces.
 """
 
 from __future__ import annotations
@@ -42,25 +42,31 @@ def is_installed(distribution: str) -> bool:
     return True
 
 
-def run_producer(producer: str, outdir: Path) -> Path:
-    """OUTDIR/PRODUCER.jsonl, made by a run of its own unless an earlier one (any worker) made it."""
-    out = outdir / f"{producer}.jsonl"
-    with open(outdir / f"{producer}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers wait for the one that is producing
-        if out.exists():
-            return out
+def run_producers(outdir: Path) -> None:
+    """Every installed producer's OUTDIR/PRODUCER.jsonl (or .error), all run at once, unless an
+    earlier call (any xdist worker) made them: each run is mostly the SDK's import, seconds."""
+    with open(outdir / "producers.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the one that is producing
+        if (outdir / "done").exists():
+            return
         env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN_SETTINGS)}
-        done = subprocess.run(
-            [sys.executable, "-m", "tests.producers.run", producer, str(outdir)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"producer {producer} failed:\n{done.stdout}\n{done.stderr}")
-    return out
+        runs = {
+            producer: subprocess.Popen(
+                [sys.executable, "-m", "tests.producers.run", producer, str(outdir)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for producer in PACKAGES
+            if not missing_packages(producer)
+        }
+        for producer, run in runs.items():
+            output, _ = run.communicate(timeout=300)
+            if run.returncode != 0:
+                (outdir / f"{producer}.error").write_text(output, encoding="utf-8")
+        (outdir / "done").touch()
 
 
 @pytest.fixture(scope="session")
@@ -81,6 +87,9 @@ def produced(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
             raise KeyError(f"unknown producer {producer!r}; known: {', '.join(PACKAGES)}")
         if missing := missing_packages(producer):
             pytest.skip(f"{producer} traces need {', '.join(missing)} (pip install -e '.[dev]')")
-        return run_producer(producer, outdir)
+        run_producers(outdir)
+        if (error := outdir / f"{producer}.error").exists():
+            raise RuntimeError(f"producer {producer} failed:\n{error.read_text()}")
+        return outdir / f"{producer}.jsonl"
 
     return produce

@@ -108,6 +108,7 @@ def setup_langfuse(client: Any, url: str) -> tuple[App, Finish]:
         LANGFUSE_SECRET_KEY="sk-lf-local-test",
         LANGFUSE_HOST=url,
         LANGFUSE_TRACING_ENVIRONMENT="test",
+        OTEL_SERVICE_NAME=SERVICE,  # Langfuse builds its provider's resource from the environment
     )
     from tests.producers.observed import LangfuseApp
 

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
@@ -79,7 +80,7 @@ class OtlpReceiver:
                 path = self.path.split("?")[0]
                 try:
                     answer, status = receiver.keep(path, body), 200
-                except (KeyError, ValueError) as exc:  # not OTLP: say so, keep nothing
+                except (KeyError, ValueError, DecodeError) as exc:  # not OTLP: say so, keep nothing
                     answer, status = f"not an OTLP export: {exc}".encode(), 400
                 self.send_response(status)
                 self.send_header("content-type", "application/x-protobuf")

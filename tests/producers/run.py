@@ -34,7 +34,9 @@ def produce(producer: str, outdir: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in SETUPS:
-        print(f"usage: python -m tests.producers.run {{{','.join(SETUPS)}}} OUTDIR", file=sys.stderr)
+        print(
+            f"usage: python -m tests.producers.run {{{','.join(SETUPS)}}} OUTDIR", file=sys.stderr
+        )
         return 2
     outdir = Path(argv[1])
     outdir.mkdir(parents=True, exist_ok=True)

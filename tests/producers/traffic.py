@@ -88,8 +88,8 @@ STREAMED = Expected(
     system=(
         "You are Kettleworks' customer support assistant. Answer only from the policy documents "
         "below; if they do not answer the question, say so.\n\n"
-        f"<document title=\"Gift cards\">\n{GIFT_CARD_POLICY}\n</document>\n\n"
-        f"<document title=\"Loyalty points\">\n{LOYALTY_POLICY}\n</document>"
+        f'<document title="Gift cards">\n{GIFT_CARD_POLICY}\n</document>\n\n'
+        f'<document title="Loyalty points">\n{LOYALTY_POLICY}\n</document>'
     ),
 )
 KINDS: dict[str, Expected] = {e.kind: e for e in (PASTED, DOCUMENT_BLOCKS, TOOL_CALL, STREAMED)}
@@ -135,7 +135,10 @@ def queue_replies(fake: Any) -> None:
     fake.reply(200, reply(PASTED.answer, n=1), when="How much of a refund")
     fake.reply(200, reply(DOCUMENT_BLOCKS.answer, n=2), when="My toaster stopped")
     tool_use = {"type": "tool_use", "id": TOOL_USE_ID, "name": TOOL_NAME}
-    first = [{"type": "text", "text": TOOL_PREAMBLE}, {**tool_use, "input": {"order_id": "KW-20931"}}]
+    first = [
+        {"type": "text", "text": TOOL_PREAMBLE},
+        {**tool_use, "input": {"order_id": "KW-20931"}},
+    ]
     # the second call also contains the question, so its route (the tool result) is queued first
     fake.reply(200, reply(TOOL_CALL.answer, n=4), when=TOOL_USE_ID)
     fake.reply(200, reply(first, stop="tool_use", n=3), when="Can I still return")
@@ -237,7 +240,9 @@ def ask_streamed(app: App) -> None:
     with app.turn(STREAMED) as turn:
         app.retrieved(STREAMED.question, STREAMED.contexts)
         messages = [{"role": "user", "content": STREAMED.question}]
-        text = app.stream(model=MODEL, max_tokens=MAX_TOKENS, system=STREAMED.system, messages=messages)
+        text = app.stream(
+            model=MODEL, max_tokens=MAX_TOKENS, system=STREAMED.system, messages=messages
+        )
         assert text == STREAMED.answer, text
         turn.answered(text)
 
