@@ -8,8 +8,9 @@ import streamlit as st
 
 import ui
 from annotate.crash_log import record_crash
-from annotate.errors import AnnotateError, counted
+from annotate.errors import AnnotateError, UsageError, counted
 from annotate.ingest import FORMATS
+from annotate.ingest.call_context import CONTEXT_KINDS
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping
 from annotate.ingest.inbox import import_folder, inbox_files, inbox_path
 from annotate.ingest.labels import import_labels
@@ -45,6 +46,18 @@ mapping_text = st.text_area(
     "line; a null or empty value leaves the field empty.",
 )
 
+context_kinds = st.multiselect(
+    "Context from",
+    CONTEXT_KINDS,
+    default=list(CONTEXT_KINDS),
+    key="import_context",
+    disabled=kind == "labels",
+    help="For traces whose calls the import finds (OTLP, the tracing tools' exports): what "
+    "counts as the source material the model was given. The prompt (system instructions, the "
+    "user's material other than the final question) counts only for a call with none of the "
+    "others.",
+)
+
 
 def _run(path: Path, name: str, slot) -> ImportReport:
     bar = slot.progress(0.0, text="reading…")
@@ -57,8 +70,17 @@ def _run(path: Path, name: str, slot) -> ImportReport:
     if kind == "labels":
         return import_labels(store, path, chosen, progress=progress, name=name, actor=user.name)
     mapping = parse_mapping(line for line in mapping_text.splitlines() if line.strip())
+    if not context_kinds:
+        raise UsageError("choose at least one kind of context under Context from")
     return import_traces(
-        store, path, chosen, mapping, progress=progress, name=name, actor=user.name
+        store,
+        path,
+        chosen,
+        mapping,
+        progress=progress,
+        name=name,
+        actor=user.name,
+        context=frozenset(context_kinds),
     )
 
 
@@ -105,6 +127,9 @@ if report is not None:
         column.metric(name.capitalize(), f"{value:,}")
     if report.attached:
         st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
+    if report.context_from:
+        origins = ", ".join(f"{o}: {n:,}" for o, n in sorted(report.context_from.items()))
+        st.caption(ui.fmt("Traces by where their context came from: {}", origins))
     if report.warnings:
         shown = len(report.warnings)
         listed = "" if report.warned == shown else f"; the first {shown:,} are listed"

@@ -24,6 +24,7 @@ from annotate.cli.console import (
 )
 from annotate.errors import UsageError, counted
 from annotate.ingest import FORMATS, input_file
+from annotate.ingest.call_context import parse_context_kinds
 from annotate.ingest.importer import ImportReport, import_traces, parse_mapping, stored_whole
 from annotate.ingest.labels import LABEL_FORMATS, import_labels
 from annotate.store import Store
@@ -58,6 +59,14 @@ def _add_import(commands: Any) -> None:
         "quotes: 'model=\"attributes.llm.model_name\"' (an unquoted SOURCE a row has whole as "
         "one key is that key). A row without SOURCE is rejected; a null is no value "
         "(repeatable)",
+    )
+    command.add_argument(
+        "--context",
+        metavar="KINDS",
+        help="where a call's context comes from, for traces whose calls it is found in (OTLP, "
+        "the tracing tools' exports): any of retrieval,tools,documents,prompt, comma-separated "
+        "(default all). The prompt (system instructions, the user's material other than the "
+        "final question) counts only for a call with none of the others",
     )
     common(command)
     command.set_defaults(run=run_import, creates_store=True)
@@ -105,11 +114,18 @@ def _add_demo_data(commands: Any) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     mapping = parse_mapping(args.map)
+    context = parse_context_kinds(args.context)
     input_file(args.path)
     return _imported(
         args,
         lambda store: import_traces(
-            store, args.path, args.format, mapping, progress=_progress_printer(), actor=args.actor
+            store,
+            args.path,
+            args.format,
+            mapping,
+            progress=_progress_printer(),
+            actor=args.actor,
+            context=context,
         ),
     )
 
@@ -226,6 +242,9 @@ def _print_report(report: ImportReport) -> None:
         f"duplicates {report.duplicates}, conflicts {report.conflicts}{attached} "
         f"(import {report.import_id})"
     )
+    if report.imported:
+        origins = ", ".join(f"{origin} {n}" for origin, n in sorted(report.context_from.items()))
+        say(f"  context from: {origins}")
     for error in report.errors[:PRINTED_ERRORS]:
         say(f"  {error}")
     for warning in report.warnings[:PRINTED_ERRORS]:

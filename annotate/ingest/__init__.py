@@ -17,6 +17,7 @@ import orjson
 
 from annotate.errors import AnnotateError, InputError, UsageError
 from annotate.ingest import generic, otlp, transcript
+from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.traces import Record, RowError
 
 Reader = Callable[[IO[bytes]], Iterator[Record | RowError]]
@@ -28,6 +29,10 @@ READERS: dict[str, Reader] = {
     "parquet": generic.read_parquet,
     "otlp": otlp.read_records,
     "transcript": transcript.read_records,
+}
+# Readers that find a call's context themselves, by kind: they take the kinds to keep.
+CONTEXT_READERS: dict[str, Callable[[IO[bytes], frozenset[str]], Iterator[Record | RowError]]] = {
+    "otlp": otlp.read_records,
 }
 FORMATS = tuple(READERS)
 _KNOWN = "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON or an agent transcript (JSON Lines)"
@@ -48,9 +53,15 @@ def input_file(
     return file_path
 
 
-def read_records(fh: IO[bytes], fmt: str) -> Iterator[Record | RowError]:
+def read_records(
+    fh: IO[bytes], fmt: str, context: frozenset[str] = ALL_CONTEXT
+) -> Iterator[Record | RowError]:
+    """`context`: the kinds of context (call_context.CONTEXT_KINDS) a format that finds a
+    call's context itself (OTLP) keeps; the other formats carry theirs in the row."""
     if fmt not in READERS:
         raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    if fmt in CONTEXT_READERS:
+        return _guarded(CONTEXT_READERS[fmt](fh, context))
     return _guarded(READERS[fmt](fh))
 
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import InputError, Interrupted, InterruptedAfterCommit, UsageError
 from annotate.ingest import FORMATS, detect_format, input_file, read_records
+from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
 from annotate.ingest.generic import decode_mapped
@@ -63,6 +64,9 @@ class ImportReport:
     errors: list[RowError] = field(default_factory=list)
     warnings: list[RowError] = field(default_factory=list)  # imported anyway: the first 1,000
     warned: int = 0  # every warning, kept in `warnings` or not
+    # imported traces by where their context came from ("retrieval,tools"; "file": given in
+    # the row; "none": no context, not judgeable)
+    context_from: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_clean(self) -> bool:
@@ -80,6 +84,7 @@ class ImportReport:
         return {
             **self.counts(),
             "attached": self.attached,
+            "context_from": dict(sorted(self.context_from.items())),
             "errors": [e.as_json() for e in self.errors],
             "warnings": [w.as_json() for w in self.warnings],
         }
@@ -94,8 +99,11 @@ def import_traces(
     name: str | None = None,
     actor: Actor | str | None = None,
     check: Check | None = None,
+    context: frozenset[str] = ALL_CONTEXT,
 ) -> ImportReport:
     """Import a trace file; `name` is what the report calls it (an uploaded file's name).
+    `context`: the kinds of context kept where the format finds a call's context itself
+    (annotate.ingest.call_context; default every kind).
 
     `actor` is who imports (the signed-in user; None: the OS user), recorded with the import.
     `check` may reject a parsed row with errors of its own, reported by line like any other."""
@@ -116,7 +124,7 @@ def import_traces(
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             started.append(import_id)
             report = ImportReport(import_id, label, chosen)
-            records = read_records(fh, chosen)
+            records = read_records(fh, chosen, context)
             known = sql.KnownIds(store)
             paths = source_paths(mapping or {})
             for batch in _batches(records, fh, size, progress):
@@ -213,10 +221,22 @@ def _import_batch(
     if known:
         known.add(list(fresh))
     report.imported += len(fresh)
+    for trace in fresh.values():
+        origin = context_origin(trace)
+        report.context_from[origin] = report.context_from.get(origin, 0) + 1
     warnings = [w for trace in fresh.values() for w in trace.warnings]
     report.warned += len(warnings)
     report.warnings.extend(warnings[: max(KEPT_ERRORS - len(report.warnings), 0)])
     add_errors(store, report, errors)
+
+
+def context_origin(trace: Trace) -> str:
+    """Where a trace's context came from: the kinds its reader found ("retrieval,tools"),
+    "file" when the row gave it, "none" when it has none."""
+    if not trace.contexts:
+        return "none"
+    found = trace.attributes.get("context_from")
+    return found if isinstance(found, str) and found else "file"
 
 
 def add_errors(store: Store, report: ImportReport, errors: list[RowError]) -> None:
