@@ -9,14 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.ingest.conventions import LLM, OTHER, RETRIEVAL, TOOL, SpanView
-from annotate.ingest.conventions.messages import as_text, decoded
-from annotate.ingest.conventions.mlflow import documents_of
-from annotate.ingest.conventions.provider import (
-    model_of,
-    request_messages,
-    response_id_of,
-    response_messages,
-)
+from annotate.ingest.conventions.messages import decoded
+from annotate.ingest.conventions.provider import body_view, model_of
 
 TYPE = "langfuse.observation.type"
 INPUT, OUTPUT = "langfuse.observation.input", "langfuse.observation.output"
@@ -32,12 +26,4 @@ def view(attributes: dict[str, Any]) -> SpanView:
     inputs, outputs = decoded(attributes.get(INPUT)), decoded(attributes.get(OUTPUT))
     model = attributes.get("langfuse.observation.model.name")
     found = SpanView(kind, "langfuse", model=model if isinstance(model, str) else model_of(inputs))
-    if kind == LLM:
-        found.inputs = request_messages(inputs)
-        found.outputs = response_messages(outputs)
-        found.response_id = response_id_of(outputs)
-    elif kind == TOOL:
-        found.tool_result = None if outputs is None else as_text(outputs)
-    elif kind == RETRIEVAL:
-        found.documents = documents_of(outputs)
-    return found
+    return body_view(found, inputs, outputs)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotate.ingest.conventions.messages import Message, decoded, message_list, normalise
+from annotate.ingest.conventions import LLM, RETRIEVAL, TOOL, SpanView
+from annotate.ingest.conventions.messages import Message, as_text, decoded, message_list, normalise
 
 TOOL_STOPS = frozenset({"tool_use", "tool_calls", "tool_call", "function_call"})
 
@@ -81,3 +82,42 @@ def model_of(value: Any) -> str | None:
         value = value["kwargs"]
     model = value.get("model") if isinstance(value, dict) else None
     return model if isinstance(model, str) and model else None
+
+
+def body_view(found: SpanView, inputs: Any, outputs: Any) -> SpanView:
+    """A span whose convention records its inputs and outputs whole (MLflow, Langfuse): a
+    call's request and response bodies, a tool's result, a retrieval's documents."""
+    if found.kind == LLM:
+        found.inputs = request_messages(inputs)
+        found.outputs = response_messages(outputs)
+        found.response_id = response_id_of(outputs)
+    elif found.kind == TOOL:
+        found.tool_result = None if outputs is None else as_text(outputs)
+    elif found.kind == RETRIEVAL:
+        found.documents = documents_of(outputs)
+    return found
+
+
+def documents_of(value: Any) -> list[tuple[str | None, str]]:
+    """Retrieved documents in the shapes tools record: LangChain/MLflow Documents
+    ({page_content, metadata, id}), {text|content, id|source}, or plain strings."""
+    value = decoded(value)
+    if isinstance(value, dict):
+        value = value.get("documents", [value])
+    found = []
+    for item in value if isinstance(value, list) else []:
+        text: Any
+        name: Any
+        if isinstance(item, str):
+            text, name = item, None
+        elif isinstance(item, dict):
+            text = item.get("page_content", item.get("text", item.get("content")))
+            metadata: dict[str, Any] = (
+                item["metadata"] if isinstance(item.get("metadata"), dict) else {}
+            )
+            name = item.get("id") or metadata.get("doc_uri") or item.get("source")
+        else:
+            continue
+        if text is not None and as_text(text).strip():
+            found.append((str(name) if name not in (None, "") else None, as_text(text)))
+    return found
