@@ -24,10 +24,12 @@ def test_clean_import_exits_0_with_the_json_contract(cli):
         "duplicates": 0,
         "conflicts": 0,
         "attached": 0,
+        "context_from": {"file": 2, "none": 1},
         "errors": [],
         "warnings": [],
     }
     assert "imported 3, rejected 0" in result.err
+    assert "context from: file 2, none 1" in result.err
 
 
 def test_reimport_imports_nothing_twice_and_still_exits_0(cli):
