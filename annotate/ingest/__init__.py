@@ -8,6 +8,7 @@ labels.py and inbox.py write through store/. May import accounts/, store/, trace
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import IO
 import orjson
 
 from annotate.errors import AnnotateError, InputError, UsageError
-from annotate.ingest import generic, otlp, transcript
+from annotate.ingest import generic, mlflow_tables, otlp, phoenix_tables, transcript
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.traces import Record, RowError
 
@@ -29,13 +30,22 @@ READERS: dict[str, Reader] = {
     "parquet": generic.read_parquet,
     "otlp": otlp.read_records,
     "transcript": transcript.read_records,
+    "phoenix_spans": phoenix_tables.read_spans,
+    "phoenix_annotations": phoenix_tables.read_annotations,
+    "phoenix_context": phoenix_tables.read_context_table,
+    "mlflow": mlflow_tables.read_records,
 }
 # Readers that find a call's context themselves, by kind: they take the kinds to keep.
 CONTEXT_READERS: dict[str, Callable[[IO[bytes], frozenset[str]], Iterator[Record | RowError]]] = {
     "otlp": otlp.read_records,
+    "phoenix_spans": phoenix_tables.read_spans,
+    "mlflow": mlflow_tables.read_records,
 }
 FORMATS = tuple(READERS)
-_KNOWN = "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON or an agent transcript (JSON Lines)"
+_KNOWN = (
+    "JSON Lines, a JSON array, CSV, Parquet, OTLP JSON, an agent transcript (JSON Lines), or "
+    "a Phoenix or MLflow table"
+)
 
 
 def input_file(
@@ -93,12 +103,12 @@ def detect_format(fh: IO[bytes], name: str) -> str:
     if not head.strip():
         raise InputError(f"{name} is empty: there is nothing to import")
     if head[:4] == b"PAR1":
-        return "parquet"
+        return _tool_format(_parquet_columns(fh)) or "parquet"
     if _is_binary(head):
         raise InputError(f"{name} looks like a binary file, not text; expected {_KNOWN}")
     text = head.removeprefix(generic.BOM).lstrip()
     if text.startswith(b"["):
-        return "json"
+        return _tool_format(_first_item(text)) or "json"
     if text.startswith(b"{"):
         return _detect_json(text)
     if name.lower().endswith(".csv") or b"," in text.split(b"\n", 1)[0]:
@@ -118,7 +128,37 @@ def _detect_json(text: bytes) -> str:
         return "otlp"
     if transcript.looks_like(first):
         return "transcript"
-    return "jsonl"
+    return _tool_format(first) or "jsonl"
+
+
+def _tool_format(first: object) -> str | None:
+    """A tracing tool's table, told by its first row's keys (a Parquet file's columns)."""
+    if mlflow_tables.looks_like(first):
+        return "mlflow"
+    return phoenix_tables.table_format(first)
+
+
+def _parquet_columns(fh: IO[bytes]) -> dict[str, None] | None:
+    """The Parquet schema's column names as a row's keys; None when it cannot be read (the
+    Parquet reader then says why). The file position is reset afterwards."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return dict.fromkeys(pq.read_schema(fh).names)
+    except (pa.ArrowException, OSError):
+        return None
+    finally:
+        fh.seek(0)
+
+
+def _first_item(text: bytes) -> object:
+    """The first item of a JSON array when the head read holds it whole, else None."""
+    try:
+        item, _end = json.JSONDecoder().raw_decode(text[1:].decode("utf-8", "replace").lstrip())
+    except ValueError:
+        return None
+    return item
 
 
 BINARY_SHARE = 0.10
