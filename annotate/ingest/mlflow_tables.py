@@ -53,8 +53,10 @@ def read_records(
         spans.extend(row_spans)
         for index, raw in enumerate(item.data.get("assessments") or []):
             verdict = _assessment(raw, index, item, row_spans)
-            if verdict is not None:
-                (found if isinstance(verdict, RowError) else evaluations).append(verdict)
+            if isinstance(verdict, RowError):
+                found.append(verdict)
+            elif verdict is not None:
+                evaluations.append(verdict)
     found.extend(spans_to_records(spans, evaluations, context, unit))
     yield from sorted(found, key=lambda entry: entry.line)
 
@@ -113,7 +115,8 @@ def _assessment(
         return None
     if raw.get("valid") is False:
         return None
-    source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
+    given = raw.get("source")
+    source: dict[str, Any] = given if isinstance(given, dict) else {}
     kind, source_id = source.get("source_type"), source.get("source_id")
     name = str(raw.get("assessment_name") or "feedback")
     if kind == "HUMAN":

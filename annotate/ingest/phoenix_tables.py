@@ -109,7 +109,8 @@ def _not_a_span(data: Any) -> str:
 
 def span_of_row(row: dict[str, Any], line: int) -> Span:
     """One span of the dataframe (flat `attributes.*` columns) or of get_spans() (nested)."""
-    ids = row.get("context") if isinstance(row.get("context"), dict) else {}
+    context = row.get("context")
+    ids: dict[str, Any] = context if isinstance(context, dict) else {}
     raw_trace = ids.get("trace_id", row.get("context.trace_id"))
     raw_span = ids.get("span_id", row.get("context.span_id"))
     trace_id, span_id = normalise_id(raw_trace, 16), normalise_id(raw_span, 8)
