@@ -74,7 +74,8 @@ def test_a_changed_state_or_figure_beside_the_wording_still_fails(bundle, tmp_pa
     forge(bundle, tmp_path / "r.zip", "calibration.json", ready)
     result = verify_bundle(tmp_path / "r.zip")
     assert result["problems"] == [
-        "calibration.json: differs from what the bundle's tables give (changed after export)"
+        "calibration.json: readiness.ready of judge prod-judge is true in the file, false from "
+        "the bundle's tables"
     ]
 
 

@@ -106,6 +106,7 @@ def test_the_bundle_recomputes_its_rates_exactly_and_lists_every_file(labelled_s
     assert result["rows"] == made["rows"] > 0
     names = {f["path"] for f in result["manifest"]["files"]}
     for required in ("frame.json", "sample.csv", "rates.json", "agreement.json", "calibration.json",
+                     "settings.json",
                      "tables/label_events.parquet", "tables/adjudications.parquet",
                      "tables/rubrics.parquet", "tables/judge_verdicts.parquet"):  # fmt: skip
         assert required in names
@@ -194,6 +195,14 @@ def test_readable_files_edited_with_their_hashes_fail_against_the_tables(
         "sample.csv": lambda d: d.replace(b",1,", b",2,", 1),
         "calibration.json": lambda d: d.replace(b'"method": "Wilson"', b'"method": "exact"', 1),
     }
+    tables = "from the bundle's tables"
+    says = {
+        "frame.json": f"strata[billing_qa].population is 1300 in the file, 300 {tables}",
+        "sample.csv": 'line 2 is \'billing_qa-0240,"[""billing_qa""]",2,0.2,5.0\' in the '
+        f'file, \'billing_qa-0240,"[""billing_qa""]",1,0.2,5.0\' {tables}',
+        "calibration.json": f'sensitivity.method of judge prod-judge is "exact" in the file, '
+        f'"Wilson" {tables}',
+    }
     for name, change in edits.items():
         target = tmp_path / f"forged-{name}.zip"
         forge(tmp_path / "b.zip", target, name, change)
@@ -201,9 +210,7 @@ def test_readable_files_edited_with_their_hashes_fail_against_the_tables(
             assert check.read(name) != zipfile.ZipFile(tmp_path / "b.zip").read(name), name
         result = verify_bundle(target)
         assert not result["ok"], name
-        assert result["problems"] == [
-            f"{name}: differs from what the bundle's tables give (changed after export)"
-        ]
+        assert result["problems"] == [f"{name}: {says[name]}"]
     damaged = tmp_path / "damaged.zip"
     rewrite(tmp_path / "b.zip", damaged, "manifest.json", lambda d: d[:40])
     refused = cli("verify-bundle", str(damaged), db=None)

@@ -4,9 +4,11 @@ Inside: manifest.json (every file with its SHA-256, the app version, when, who),
 (the sampling frame summary), sample.csv (traces, strata, inclusion probabilities, weights),
 tables/*.parquet (the sample, its strata and draws, the frame's traces without their text,
 claims, every label event and adjudication, rubric versions, judge verdicts and the judge
-label mapping), agreement.json and calibration.json, and rates.json with the parameters it was
-computed with. `verify_bundle` checks every hash, loads the tables into an empty in-memory
-store and recomputes the rates with the same code: they must be equal.
+label mapping), agreement.json and calibration.json, rates.json with the parameters it was
+computed with, and settings.json with every setting those numbers depend on. `verify_bundle`
+checks every hash, loads the tables and the settings into an empty in-memory store and
+recomputes every number with the same code: they must be equal, and a number that is not is
+named with both its values.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from annotate.agreement.calibration import calibration
 from annotate.agreement.reliability import agreement
 from annotate.errors import AnnotateError
 from annotate.rates.bundle_check import compare_files, compare_rows, params_problem
+from annotate.rates.bundle_settings import SETTINGS, apply_settings, bundle_settings
 from annotate.rates.bundle_zip import MANIFEST, READABLE, read_bundle
 from annotate.rates.estimate import rate_rows
 from annotate.rates.exports import neutralise, record_export, sha256
@@ -120,6 +123,7 @@ def bundle_bytes(
     who = as_actor(actor)
     files: dict[str, bytes] = {"frame.json": _json(frame_summary(store, sample))}
     files["sample.csv"] = _sample_csv(store, sample)
+    files[SETTINGS] = _json(bundle_settings(store))
     for table in sql.BUNDLE_TABLES:
         files[f"tables/{table}.parquet"] = _parquet(sql.bundle_table(store, table, sample))
     inputs = load_inputs(store, sample, by, judge)
@@ -170,7 +174,7 @@ def build_bundle(
     }
 
 
-BUNDLE_FILES = frozenset({*READABLE, *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES)})
+BUNDLE_FILES = frozenset({*READABLE, SETTINGS, *(f"tables/{t}.parquet" for t in sql.BUNDLE_TABLES)})
 
 
 def verify_bundle(path: str | Path) -> dict[str, Any]:
@@ -241,6 +245,8 @@ def _recompute(
     store = open_store(":memory:")
     try:
         if not _load_tables(store, contents, problems):
+            return None
+        if not apply_settings(store, contents.get(SETTINGS), problems):
             return None
         try:
             inputs = load_inputs(store, params["sample"], params["by"], params["judge"])
