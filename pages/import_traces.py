@@ -52,10 +52,8 @@ context_kinds = st.multiselect(
     default=list(CONTEXT_KINDS),
     key="import_context",
     disabled=kind == "labels",
-    help="For traces whose calls the import finds (OTLP, the tracing tools' exports): what "
-    "counts as the source material the model was given. The prompt (system instructions, the "
-    "user's material other than the final question) counts only for a call with none of the "
-    "others.",
+    help="For calls found in spans (OTLP, tracing tools' exports): what counts as the source "
+    "material the model was given. The prompt counts only for a call with none of the others.",
 )
 
 
@@ -127,8 +125,7 @@ if report is not None:
         column.metric(name.capitalize(), f"{value:,}")
     if report.attached:
         st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
-    if report.context_from:
-        origins = ", ".join(f"{o}: {n:,}" for o, n in sorted(report.context_from.items()))
+    if origins := ", ".join(f"{o}: {n:,}" for o, n in sorted(report.context_from.items())):
         st.caption(ui.fmt("Traces by where their context came from: {}", origins))
     if report.warnings:
         shown = len(report.warnings)

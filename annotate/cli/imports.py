@@ -242,7 +242,7 @@ def _print_report(report: ImportReport) -> None:
         f"duplicates {report.duplicates}, conflicts {report.conflicts}{attached} "
         f"(import {report.import_id})"
     )
-    if report.imported:
+    if set(report.context_from) - {"file"}:  # the reader found context, or some has none
         origins = ", ".join(f"{origin} {n}" for origin, n in sorted(report.context_from.items()))
         say(f"  context from: {origins}")
     for error in report.errors[:PRINTED_ERRORS]:

@@ -200,6 +200,8 @@ def _import_batch(
     parsed: list[Trace] = []
     if report.format == "otlp":  # a call keeps its stored id; two calls never share one
         batch = resolve_call_ids(store, batch)
+    notes = [i.data for i in batch if isinstance(i, Record) and i.kind == "note"]
+    batch = [i for i in batch if not (isinstance(i, Record) and i.kind == "note")]
     evaluations = [i for i in batch if isinstance(i, Record) and i.kind == "evaluation"]
     _attach(store, report, evaluations, errors)
     for item in batch:
@@ -224,7 +226,7 @@ def _import_batch(
     for trace in fresh.values():
         origin = context_origin(trace)
         report.context_from[origin] = report.context_from.get(origin, 0) + 1
-    warnings = [w for trace in fresh.values() for w in trace.warnings]
+    warnings = notes + [w for trace in fresh.values() for w in trace.warnings]
     report.warned += len(warnings)
     report.warnings.extend(warnings[: max(KEPT_ERRORS - len(report.warnings), 0)])
     add_errors(store, report, errors)

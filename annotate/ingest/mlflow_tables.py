@@ -15,7 +15,7 @@ from typing import IO, Any
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.otlp_evaluations import Evaluation, Span
 from annotate.ingest.otlp_values import nanos_of, normalise_id
-from annotate.ingest.phoenix_tables import dotted, human_problem, spans_to_records, table_rows
+from annotate.ingest.phoenix_tables import dotted, human_note, spans_to_records, table_rows
 from annotate.traces import Record, RowError, describe_type
 
 TRACE_IDS = ("trace_id", "request_id")  # request_id: MLflow 2's name
@@ -53,7 +53,7 @@ def read_records(
         spans.extend(row_spans)
         for index, raw in enumerate(item.data.get("assessments") or []):
             verdict = _assessment(raw, index, item, row_spans)
-            if isinstance(verdict, RowError):
+            if isinstance(verdict, RowError | Record):
                 found.append(verdict)
             elif verdict is not None:
                 evaluations.append(verdict)
@@ -107,7 +107,7 @@ def _span(raw: dict[str, Any], line: int) -> Span:
 
 def _assessment(
     raw: Any, index: int, record: Record, spans: list[Span]
-) -> Evaluation | RowError | None:
+) -> Evaluation | RowError | Record | None:
     """An LLM_JUDGE or CODE feedback as an evaluation of its span; an expectation (a ground
     truth, not a verdict) or an assessment since overridden (valid: false) is none."""
     where = f"assessments[{index}]"
@@ -120,7 +120,7 @@ def _assessment(
     kind, source_id = source.get("source_type"), source.get("source_id")
     name = str(raw.get("assessment_name") or "feedback")
     if kind == "HUMAN":
-        return RowError(record.line, where, human_problem(name, source_id), record.unit)
+        return human_note(record, where, name, source_id)
     if kind not in JUDGES:
         message = f"has source_type {kind!r}; a judge's is one of {', '.join(JUDGES)}"
         return RowError(record.line, f"{where}.source", message, record.unit)

@@ -208,7 +208,7 @@ def read_annotations(
             found.append(item)
             continue
         evaluation = annotation_evaluation(item)
-        if isinstance(evaluation, RowError):
+        if isinstance(evaluation, RowError | Record):
             found.append(evaluation)
         else:
             evaluations.append(evaluation)
@@ -216,13 +216,13 @@ def read_annotations(
     yield from sorted(found, key=_line)
 
 
-def annotation_evaluation(record: Record) -> Evaluation | RowError:
+def annotation_evaluation(record: Record) -> Evaluation | RowError | Record:
     row = record.data if isinstance(record.data, dict) else {}
     kind = str(row.get("annotator_kind") or "")
     name = str(row.get("annotation_name") or "")
     if kind.upper() == "HUMAN":
         who = row.get("user_id") or "a person"
-        return RowError(record.line, "annotator_kind", human_problem(name, who), record.unit)
+        return human_note(record, "annotator_kind", name, who)
     span_id = normalise_id(row.get("span_id"), 8)
     if span_id is None:
         message = f"is {describe_type(row.get('span_id'))}, not a span id; {_REEXPORT}"
@@ -234,6 +234,16 @@ def annotation_evaluation(record: Record) -> Evaluation | RowError:
         "gen_ai.evaluation.explanation": row.get("result.explanation"),
     }
     return Evaluation(record.line, None, span_id, verdict)
+
+
+def human_note(record: Record, where: str, name: str, who: Any) -> Record:
+    """A person's verdict from the tool, reported as a warning on its row: not kept, the
+    row's traces imported."""
+    return Record(
+        record.line,
+        RowError(record.line, where, human_problem(name, who), record.unit),
+        kind="note",
+    )
 
 
 def human_problem(name: str, who: Any) -> str:

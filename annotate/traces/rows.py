@@ -90,7 +90,9 @@ class Record:
     line: int
     data: Any
     unit: str = "line"
-    kind: str = "trace"  # or "evaluation": a verdict for a span imported earlier (OTLP)
+    # or "evaluation": a verdict for a span imported earlier (OTLP); or "note": a RowError
+    # (`data`) a reader reports about a row it kept, a warning
+    kind: str = "trace"
     # a table's columns (CSV header, Parquet schema): one that `data` lacks was an empty cell
     columns: frozenset[str] = frozenset()
 
