@@ -101,6 +101,44 @@ def test_a_visitor_sees_only_the_sign_in_form_on_every_url(
         check_only_the_form(page, path, "Sign in", secrets)
 
 
+class Runs:
+    """The app's script runs as the page's websocket carries them: a run is pending from the
+    page's request until the server says it finished (its text alone may be the last run's)."""
+
+    def __init__(self, socket: Any) -> None:
+        self.pending = False
+        socket.on("framesent", self._sent)
+        socket.on("framereceived", self._received)
+        self.socket = socket
+
+    @staticmethod
+    def is_request(payload: bytes | str) -> bool:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        return isinstance(payload, bytes) and BackMsg.FromString(payload).HasField("rerun_script")
+
+    def _sent(self, payload: bytes | str) -> None:
+        self.pending = self.pending or self.is_request(payload)
+
+    def _received(self, payload: bytes | str) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, bytes):
+            message = ForwardMsg.FromString(payload)
+            # a run stopped early for the next request is not the end of that request's run
+            done = message.WhichOneof("type") == "script_finished"
+            if done and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                self.pending = False
+
+    def submit(self, page: Any, name: str, password: str) -> None:
+        """Sign in and wait until the run it started has ended (events are only dispatched
+        inside Playwright calls, so none slips between the check and the wait)."""
+        with self.socket.expect_event("framesent", predicate=self.is_request):
+            sign_in(page, name, password)
+        if self.pending:
+            self.socket.wait_for_event("framereceived", predicate=lambda _: not self.pending)
+
+
 def sign_in(page: Any, name: str, password: str) -> None:
     page.get_by_label("User name").fill(name)
     page.get_by_label("Password", exact=True).fill(password)
@@ -322,11 +360,12 @@ def test_a_new_password_ends_the_open_session(browser: Any, accounts_url: str) -
 
 def test_wrong_passwords_are_slowed_and_the_wait_is_said(browser: Any, accounts_url: str) -> None:
     page = browser.new_context(base_url=accounts_url).new_page()
-    page.goto("/")
+    with page.expect_websocket() as opened:
+        page.goto("/")
+    runs = Runs(opened.value)
     for _ in range(5):
-        sign_in(page, "lena", "not the password")
+        runs.submit(page, "lena", "not the password")  # this try is stored before the next
         page.get_by_text("wrong user name or password").wait_for()
-        page.wait_for_timeout(700)  # this try is stored before the next
     sign_in(page, "lena", LEAD_PASSWORD)  # even the right one waits now
     page.get_by_text("too many wrong passwords for 'lena': wait 30 s").wait_for()
     assert page.get_by_text("Signed in as lena").count() == 0
