@@ -7,6 +7,10 @@ answer. Expected values come from the traffic (tests/producers/traffic.py), not 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from annotate.ingest.importer import import_traces
@@ -14,6 +18,7 @@ from annotate.store import Store
 from tests.producers import traffic
 from tests.producers.traffic import DOCUMENT_BLOCKS, PASTED, STREAMED, TOOL_CALL, Expected
 
+ROOT = Path(__file__).resolve().parents[1]
 # The material of the pasted prompt: everything the user sent but the final question.
 PASTED_MATERIAL = traffic.PASTED_PROMPT.removesuffix("\n\n" + PASTED.question)
 # Producers whose app records its retriever as a span of its own (Langfuse, MLflow).
@@ -110,3 +115,26 @@ def test_the_sdk_span_alone_is_rejected_saying_it_records_no_messages(produced, 
     assert all(
         "the anthropic SDK's own span, which records no messages" in str(e) for e in report.errors
     )
+
+
+def test_a_stream_mlflow_recorded_as_an_object_is_no_answer(tmp_path, fresh_store):
+    """MLflow's autolog of messages.create(stream=True) records the Stream object's repr as
+    the call's output: never stored as the answer; rejected naming it and the fix."""
+    pytest.importorskip("mlflow")
+    path = tmp_path / "mlflow_create_stream.jsonl"
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.producers.mlflow_create_stream", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    report = import_traces(fresh_store, path)
+    assert (report.imported, report.rejected) == (0, 1)  # the SDK's span is the same call
+    (error,) = report.errors
+    assert error.field == "mlflow.spanOutputs"
+    assert "recorded the stream object, not the streamed answer (<anthropic.Stream object" in (
+        error.message
+    )
+    assert '@mlflow.trace(span_type="LLM")' in error.message

@@ -29,12 +29,20 @@ from annotate.ingest.call_context import (
     request_of,
 )
 from annotate.ingest.conventions import LLM, TOOL, SpanView, view_of
+from annotate.ingest.conventions.messages import decoded
+from annotate.ingest.conventions.mlflow import OUTPUTS
+from annotate.ingest.conventions.provider import is_object_repr
 from annotate.ingest.otlp_evaluations import EVALUATION, Span
 from annotate.ingest.otlp_messages import OUTPUT, is_content_key, output_problem
 from annotate.ingest.otlp_values import timestamp_of
 from annotate.traces import Record, RowError, unexpected_error
 
 SDK_SCOPE = "com.anthropic.sdk.python"
+OUTPUT_FIELDS = {  # where each convention records a call's answer
+    "openinference": "output.value",
+    "mlflow": OUTPUTS,
+    "langfuse": "langfuse.observation.output",
+}
 Views = dict[int, SpanView]
 
 
@@ -66,7 +74,7 @@ def _twins(spans: list[Span], views: Views) -> set[int]:
         if view.kind != LLM or view.has_content:
             continue
         twin = by_response.get(view.response_id) if view.response_id else None
-        holding = [c for c in calls if c.start <= span.start and 0 < span.end <= c.end]
+        holding = [c for c in calls if c.start <= span.start <= c.end]  # a stream ends later
         if twin is None and holding:
             twin = min(holding, key=lambda c: (c.trace_id != span.trace_id, c.end - c.start))
         if twin is not None:
@@ -136,7 +144,8 @@ def _trace_records(
         if span.problem is not None:
             yield RowError(span.line, *span.problem)
         elif answer is None:
-            yield RowError(span.line, OUTPUT, _no_output(span, view, _under_mlflow(spans)))
+            field = OUTPUT_FIELDS.get(view.convention, OUTPUT)
+            yield RowError(span.line, field, _no_output(span, view, _under_mlflow(spans)))
         else:
             trace_id = span.trace_id if len(calls) == 1 else f"{span.trace_id}-{span.span_id}"
             items, origin = chosen(_candidates(span, spans, views), context)
@@ -178,6 +187,13 @@ def _no_output(span: Span, view: SpanView, mlflow: bool = False) -> str:
     problem = output_problem(span.attributes, named) if view.convention == "genai" else None
     if problem is not None:
         return problem
+    if view.convention == "mlflow" and is_object_repr(decoded(span.attributes.get(OUTPUTS))):
+        return (
+            f"is missing: {named} recorded the stream object, not the streamed answer "
+            f"({decoded(span.attributes.get(OUTPUTS))}): MLflow's anthropic autolog does not "
+            'read streams; trace the call with @mlflow.trace(span_type="LLM") recording the '
+            "streamed text"
+        )
     if span.scope == SDK_SCOPE and mlflow:
         return (
             f"is missing: {named} is the anthropic SDK's own span, and MLflow recorded no "

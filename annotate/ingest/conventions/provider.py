@@ -6,12 +6,20 @@ normalised to messages. Pure.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from annotate.ingest.conventions import LLM, RETRIEVAL, TOOL, SpanView
 from annotate.ingest.conventions.messages import Message, as_text, decoded, message_list, normalise
 
 TOOL_STOPS = frozenset({"tool_use", "tool_calls", "tool_call", "function_call"})
+# What a tool records when it saved a Python object, not its content (MLflow's autolog of a
+# streamed Messages.create records "<anthropic.Stream object at 0x7f...>").
+OBJECT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
+
+
+def is_object_repr(value: Any) -> bool:
+    return isinstance(value, str) and OBJECT_REPR.match(value.strip()) is not None
 
 
 def request_messages(value: Any) -> list[Message]:
@@ -48,7 +56,7 @@ def response_messages(value: Any) -> list[Message]:
         return response_messages({"role": "assistant", "content": value})  # one answer's blocks
     if isinstance(value, list):
         return [normalise({**m, "role": m.get("role") or "assistant"}) for m in _dicts(value)]
-    if isinstance(value, str) and value.strip():
+    if isinstance(value, str) and value.strip() and not is_object_repr(value):
         return [normalise({"role": "assistant", "content": value})]
     return []
 
