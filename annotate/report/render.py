@@ -14,6 +14,7 @@ from numbers import Integral, Real
 from typing import Any
 
 from annotate.report.svg import RENDERER
+from annotate.traces.markdown import inert
 
 TONES = ("plain", "good", "bad", "note")
 MISSING = "—"
@@ -220,33 +221,17 @@ def render_html(title: str, blocks: Sequence[Block]) -> str:
 
 # --- Markdown -------------------------------------------------------------------------
 
-_MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
-_MD_LEADING = re.compile(r"^([#+=-]|\d+(?=[.)]))")
-
-
-def _md(text: Any) -> str:
-    """One line of inert Markdown: no raw HTML, no emphasis, links, lists or headings."""
-    escaped = _MD_INLINE.sub(r"\\\1", html.escape(str(text), quote=False))
-    one_line = " ".join(escaped.split())
-    return _MD_LEADING.sub(_escape_leading, one_line)
-
-
-def _escape_leading(match: re.Match[str]) -> str:
-    """`# x` would be a heading, `- x` a list item, `1. x` a numbered one."""
-    mark = match.group(1)
-    return mark + "\\" if mark.isdigit() else "\\" + mark
-
 
 def _md_table(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
     if not columns:
         return ""
-    lines = ["| " + " | ".join(_md(c) for c in columns) + " |"]
+    lines = ["| " + " | ".join(inert(c) for c in columns) + " |"]
     lines.append(
         "|"
         + "|".join("---:" if _numeric_column(rows, i) else "---" for i in range(len(columns)))
         + "|"
     )
-    lines += ["| " + " | ".join(_cell(v, _md) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(v, inert) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -270,7 +255,7 @@ def _datasets(spec: dict[str, Any], named: dict[str, Any]) -> Iterator[tuple[str
 
 
 def _md_chart(chart: Chart) -> str:
-    parts = [f"*Chart: {_md(chart.alt)}*"]
+    parts = [f"*Chart: {inert(chart.alt)}*"]
     seen: set[str] = set()
     for key, values in _datasets(chart.spec, chart.spec.get("datasets") or {}):
         records = [v for v in values if isinstance(v, dict)]
@@ -284,16 +269,16 @@ def _md_chart(chart: Chart) -> str:
 
 def _md_block(block: Block) -> str:
     if isinstance(block, Heading):
-        return "#" * min(max(block.level, 1), 6) + " " + _md(block.text)
+        return "#" * min(max(block.level, 1), 6) + " " + inert(block.text)
     if isinstance(block, Paragraph):
         prefix = {"plain": "", "good": "✓ ", "bad": "✗ ", "note": "> "}[block.tone]
-        return prefix + _md(block.text)
+        return prefix + inert(block.text)
     if isinstance(block, Table):
-        caption = f"**{_md(block.caption)}**\n\n" if block.caption else ""
+        caption = f"**{inert(block.caption)}**\n\n" if block.caption else ""
         return caption + _md_table(block.columns, block.rows)
     return _md_chart(block)
 
 
 def render_markdown(title: str, blocks: Sequence[Block]) -> str:
     """The same report as Markdown; each chart is its caption plus its data as a table."""
-    return "\n\n".join([f"# {_md(title)}", *(_md_block(block) for block in blocks)]) + "\n"
+    return "\n\n".join([f"# {inert(title)}", *(_md_block(block) for block in blocks)]) + "\n"

@@ -16,6 +16,7 @@ from annotate.rubrics.render import card_markdown, cell
 from annotate.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version
 from annotate.store import Store
 from annotate.store import rubrics as sql
+from annotate.traces.markdown import inert_lines
 
 FORMAT = "annotate-rubric/1"
 MAX_BYTES = 10_000_000  # a rubric with its card is kilobytes; more is not a rubric file
@@ -71,15 +72,18 @@ def export_yaml(store: Store, version: int) -> str:
 
 
 def export_markdown(store: Store, version: int) -> str:
+    """The version for people; every text in it (a name, the instructions, a definition, a
+    slice) is inert Markdown: a rubric may have been drafted by an LLM or from traces."""
     rubric = get_rubric(store, version)
-    lines = [f"# Rubric version {rubric.version}: {rubric.name}", ""]
+    lines = [f"# Rubric version {rubric.version}: {cell(rubric.name)}", ""]
     lines += [
-        f"Model {rubric.model}, granularity {rubric.granularity}, parent "
-        f"{rubric.parent or '—'}, by {rubric.created_by} at {rubric.created_at:%Y-%m-%d %H:%M}.",
+        f"Model {cell(rubric.model)}, granularity {cell(rubric.granularity)}, parent "
+        f"{rubric.parent or '—'}, by {cell(rubric.created_by)} at "
+        f"{rubric.created_at:%Y-%m-%d %H:%M}.",
         "",
         "## Instructions",
         "",
-        rubric.instructions,
+        inert_lines(rubric.instructions),
         "",
         "## Labels",
         "",
@@ -87,16 +91,17 @@ def export_markdown(store: Store, version: int) -> str:
         "|---|---|---|",
     ]
     lines += [
-        f"| {cell(i['label'])} | {cell(i['definition'])} | {i['binary']} |" for i in rubric.labels
+        f"| {cell(i['label'])} | {cell(i['definition'])} | {cell(i['binary'])} |"
+        for i in rubric.labels
     ]
-    lines += ["", f"Error types: {', '.join(rubric.error_types)}", ""]
+    lines += ["", f"Error types: {', '.join(cell(e) for e in rubric.error_types)}", ""]
     lines += [f"Few-shot examples: {len(rubric.few_shot)}", ""]
     mark = latest_calibration(store, version)
     if mark is None:
         lines += ["Not marked calibrated.", ""]
     else:
         where = "; ".join(slice_label(s) for s in mark["slices"]) or "no slice"
-        lines += [f"Calibrated for: {where} (marked by {mark['marked_by']})", ""]
+        lines += [f"Calibrated for: {cell(where)} (marked by {cell(mark['marked_by'])})", ""]
         lines += card_markdown(mark["card"], card_status(store, mark["card"]))
     return "\n".join(lines) + "\n"
 

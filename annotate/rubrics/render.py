@@ -1,5 +1,6 @@
 """The calibration card as Markdown for people: the same numbers as the card document, each
-formatted once here (three decimals), as the Calibration page shows them."""
+formatted once here (three decimals), as the Calibration page shows them. Every name, status
+and verdict goes through `traces.markdown.inert`: a feature or reviewer name is data."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from annotate.rubrics.card import CARD_STATISTICS
 from annotate.rubrics.split import HELD_OUT, TUNING
+from annotate.traces.markdown import inert
 
 
 def number(value: Any) -> str:
@@ -19,14 +21,15 @@ def stat_cells(stat: Mapping[str, Any] | None) -> str:
     interval = (
         f"[{number(stat.get('low'))}, {number(stat.get('high'))}]"
         if stat.get("low") is not None
-        else stat.get("reason") or "no interval"
+        else inert(stat.get("reason") or "no interval")
     )
-    return f"{number(stat.get('value'))} | {interval} | {stat.get('units', '')}"
+    return f"{number(stat.get('value'))} | {interval} | {inert(stat.get('units', ''))}"
 
 
 def cell(text: Any) -> str:
-    """Text in a Markdown table cell: a `|` would end the cell, a newline the row."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text in a Markdown table cell or line: inert, so a `|` cannot end the cell, a newline
+    the row, nor `<img>` or a link load anything."""
+    return inert(text)
 
 
 def _part(card: Mapping[str, Any], part: str, title: str) -> list[str]:
@@ -59,11 +62,11 @@ def card_markdown(card: Mapping[str, Any], status: Mapping[str, Any] | None = No
     if status and status.get("stale"):
         lines += [f"**{cell(status['status'])}**", ""]
     lines += [
-        f"- Judge: `{card['judge']}` (model {pinned['model']}, rubric version "
-        f"{pinned['rubric_version']}, granularity {pinned['granularity']})",
-        f"- Fingerprint: `{card['fingerprint']}` (prompt template {pinned['template_hash']}, "
-        f"rubric {pinned['rubric_hash']})",
-        f"- Sample: {cell(card['sample'])}; date {card['date']}",
+        f"- Judge: {cell(card['judge'])} (model {cell(pinned['model'])}, rubric version "
+        f"{cell(pinned['rubric_version'])}, granularity {cell(pinned['granularity'])})",
+        f"- Fingerprint: {cell(card['fingerprint'])} (prompt template "
+        f"{cell(pinned['template_hash'])}, rubric {cell(pinned['rubric_hash'])})",
+        f"- Sample: {cell(card['sample'])}; date {cell(card['date'])}",
         f"- Labelled claims: {card['labelled_claims']} ({card['held_out_claims']} held out); "
         f"few-shot examples (never scored): {card['few_shot_examples']}",
         f"- Reviewers: {', '.join(cell(r) for r in card['reviewers'])}",
