@@ -7,7 +7,9 @@ ANNOTATE_BENCH_BASE names the earlier commit (default: the last commit before th
 import the same generated JSON Lines files (the mixed and the homogeneous shapes of
 bench_import_speed, ANNOTATE_BENCH_VERSUS rows each, default 50,000), each into a fresh
 store, in a fresh interpreter each run,
-alternating base and head three times; the median of each is printed with their ratio.
+alternating base and head three times; the median CPU seconds (user + system, which a busy
+machine disturbs less than the wall clock) of each is printed with their ratio, and the wall
+clock beside.
 """
 
 from __future__ import annotations
@@ -27,17 +29,20 @@ DEFAULT_BASE = "136b187"
 RUNS = 3
 # Run in a fresh interpreter with `root` first on sys.path: that checkout's annotate.
 TIMED = """
-import sys, time
+import resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import annotate
 assert annotate.__file__.startswith(sys.argv[1]), annotate.__file__
 from annotate.store import open_store
 from annotate.ingest.importer import import_traces
-started = time.perf_counter()
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+started, cpu_started = time.perf_counter(), cpu()
 store = open_store(sys.argv[3])
 report = import_traces(store, sys.argv[2])
 store.close()
-print(time.perf_counter() - started, report.imported, report.rejected)
+print("RESULT", cpu() - cpu_started, report.imported, report.rejected, time.perf_counter() - started)
 """
 
 
@@ -59,9 +64,10 @@ def timed(root: Path, path: Path, folder: Path) -> tuple[float, str]:
         check=True,
         capture_output=True,
         text=True,
-    ).stdout.split()
+    ).stdout
     db.unlink(missing_ok=True)
-    return float(out[0]), f"imported {out[1]}, rejected {out[2]}"
+    out = next(line for line in out.splitlines() if line.startswith("RESULT ")).split()[1:]
+    return float(out[0]), f"imported {out[1]}, rejected {out[2]}, wall {float(out[3]):.2f} s"
 
 
 def compare(name: str, path: Path, base: Path, folder: Path) -> None:
@@ -73,10 +79,16 @@ def compare(name: str, path: Path, base: Path, folder: Path) -> None:
             times[side].append(seconds)
     base_s, head_s = statistics.median(times["base"]), statistics.median(times["head"])
     show(
-        f"import {name} ({file_size(path)}): head {head_s:.2f} s ({counts['head']}), "
-        f"base {base_s:.2f} s ({counts['base']}); head/base {head_s / base_s:.3f} "
-        f"(median of {RUNS}, alternating)"
+        f"import {name} ({file_size(path.stat().st_size)}): CPU head {head_s:.2f} s "
+        f"({counts['head']}), base {base_s:.2f} s ({counts['base']}); head/base "
+        f"{head_s / base_s:.3f} "
+        f"(median of {RUNS}, alternating; head {_seconds(times['head'])}, base "
+        f"{_seconds(times['base'])})"
     )
+
+
+def _seconds(values: list[float]) -> str:
+    return "/".join(f"{value:.2f}" for value in values)
 
 
 def run() -> None:
