@@ -16,6 +16,7 @@ import pytest
 from annotate.ingest.importer import import_traces
 from annotate.store import Store
 from tests.producers import traffic
+from tests.producers.producers import SETUPS
 from tests.producers.traffic import DOCUMENT_BLOCKS, PASTED, STREAMED, TOOL_CALL, Expected
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,14 +25,7 @@ PASTED_MATERIAL = traffic.PASTED_PROMPT.removesuffix("\n\n" + PASTED.question)
 # Producers whose app records its retriever as a span of its own (Langfuse, MLflow).
 WITH_RETRIEVER = ("langfuse", "mlflow")
 MLFLOW = ("mlflow", "mlflow_genai")
-PRODUCERS = (
-    "openllmetry",
-    "openllmetry_events",
-    "openinference",
-    "langfuse",
-    "mlflow",
-    "mlflow_genai",
-)
+PRODUCERS = tuple(name for name in SETUPS if name != "sdk_only")  # the SDK's span: below
 
 
 def expected_context(producer: str, kind: Expected) -> list[tuple[str, str]]:
