@@ -1,4 +1,5 @@
-"""Anthropic calls for claim extraction and the judge: the client, fenced text, one recorded call.
+"""Anthropic calls for claim extraction and the judge: the client, fenced text (made in
+traces/fences.py, used as llm.fence), one recorded call.
 
 Owns no prompt of its own. Every call lands in llm_calls (model, prompt version, request id,
 tokens, raw answer, error); an answer that does not parse is a recorded error, never a guess.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from annotate.errors import AnnotateError, UsageError
 from annotate.store import Store
 from annotate.store.claims import record_llm_call
+from annotate.traces.fences import defuse, fence, strip_controls  # noqa: F401 - used as llm.fence
 
 MAX_RETRIES = 3
 TIMEOUT_SECONDS = 120.0
@@ -82,62 +83,6 @@ def make_client(what: str = "this", fix: str = "") -> Any:
         max_retries=MAX_RETRIES,
         timeout=TIMEOUT_SECONDS,
     )
-
-
-# "<" and the brackets a model may read as one: fullwidth, small, single angle, math angle
-_OPENERS = "<\uff1c\ufe64\u2039\u3008\u27e8"
-_SLASHES = "/\uff0f\u2215"
-
-
-def fence(blocks: Sequence[tuple[str, str]], tags: Iterable[str] = ()) -> str:
-    """Untrusted texts, each inside its <tag>...</tag>, for every prompt that holds any.
-
-    In every block, every tag the prompt uses (the blocks' tags and `tags`, such as those
-    the system prompt names) is defused, in any spelling a model might still read as the
-    tag: any case, spaces, "_" or "-" inside, a slash or not, look-alike brackets. Its
-    opening bracket becomes "&lt;", so each block has exactly one opening and one closing tag.
-    """
-    every = {tag for tag, _ in blocks} | set(tags)
-    return "\n\n".join(f"<{tag}>\n{defuse(text, every)}\n</{tag}>" for tag, text in blocks)
-
-
-def defuse(text: str, tags: Iterable[str]) -> str:
-    """`text` with no control characters and every spelling of `tags` defused, as inside a
-    fence: for text a prompt holds outside one (a rubric's own words)."""
-    return _tag_pattern(set(tags)).sub(_defuse, strip_controls(text))
-
-
-# C0 and C1 controls but tab and newline, and the bidi overrides that reorder what a reader sees
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def strip_controls(text: str) -> str:
-    """Untrusted text without control characters (a carriage return becomes a newline)."""
-    return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
-# characters a model reads through but a plain match does not: zero-width space, joiners and
-# marks, word joiner and invisible operators, byte order mark, soft hyphen
-_INVISIBLE = "\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
-
-
-def _tag_pattern(tags: set[str]) -> re.Pattern[str]:
-    gap = rf"[\s_\-{_INVISIBLE}]*"
-    names = "|".join(gap.join(_letter(ch) for ch in tag) for tag in sorted(tags))
-    space = rf"[\s{_INVISIBLE}]*"
-    return re.compile(
-        rf"[{_OPENERS}](?={space}[{_SLASHES}]?{space}(?:{names}))", re.IGNORECASE | re.UNICODE
-    )
-
-
-def _letter(ch: str) -> str:
-    """A tag's character or its fullwidth form ("c" or "\uff43")."""
-    wide = chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ""
-    return f"[{re.escape(ch)}{wide}]"
-
-
-def _defuse(match: re.Match[str]) -> str:
-    return "&lt;"
 
 
 def ask(

@@ -1,10 +1,13 @@
 """Prompt fences hold: each fenced block holding every other block's tags (and look-alikes)
-still renders as exactly one opening and one closing tag per block."""
+still renders as exactly one opening and one closing tag per block, counted on the prompt as
+a model may read it: JSON escapes undone, NFKC, look-alike letters as their TR39 skeleton."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
+from confusable_homoglyphs.confusables import confusables_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +15,23 @@ from annotate.claims.extraction import claim_prompt
 from annotate.llm import fence
 
 JUDGE_TAGS = ("request", "context", "response", "claim")  # what a judge prompt will fence
+# Cyrillic letters that look like Latin ones (TR39 lists each as confusable with its Latin twin)
+CYRILLIC = str.maketrans("aceopxyis", "\u0430\u0441\u0435\u043e\u0440\u0445\u0443\u0456\u0455")
+# a non-ASCII character and the ASCII one TR39 says it looks like: the skeleton of one letter
+SKELETON = {
+    char: next(g["c"] for g in glyphs if g["c"].isascii() and len(g["c"]) == 1)
+    for char, glyphs in confusables_data.items()
+    if not char.isascii() and any(g["c"].isascii() and len(g["c"]) == 1 for g in glyphs)
+}
+
+
+def cyrillic(tag: str) -> str:
+    return tag.translate(CYRILLIC)
+
+
+def bold(tag: str) -> str:
+    """Mathematical bold letters: NFKC folds them to ASCII."""
+    return "".join(chr(0x1D41A + ord(ch) - ord("a")) for ch in tag)
 
 
 def spellings(tag: str) -> list[str]:
@@ -32,13 +52,33 @@ def spellings(tag: str) -> list[str]:
         f"\u2039{tag}\u203a",
         f"<<{tag}>>",
         f"&lt;{tag}&gt;",  # already text: left as it is
+        f"<\\/{tag}>",  # a JSON-escaped slash
+        f"\\u003c/{tag}\\u003e",  # a JSON-escaped bracket
+        f"</{cyrillic(tag)}>",
+        f"<{cyrillic(tag).upper()}>",
+        f"</{bold(tag)}>",
+        f"\\u003c{bold(tag)}>",
     ]
 
 
-def look_alikes(tag: str) -> re.Pattern[str]:
-    """A tolerant reading of the tag, as a model might read it."""
-    name = r"[\s_-]*".join(tag)
-    return re.compile(rf"[<\uff1c\ufe64\u2039\u3008\u27e8]\s*[/\uff0f\u2215]?\s*{name}", re.I)
+def model_reads(text: str) -> str:
+    """The text as a model may read it: JSON escapes undone, NFKC, each look-alike letter as
+    the ASCII letter TR39 says it looks like."""
+    text = re.sub(r"\\+u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)), text)
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    text = re.sub(r"\\+/", "/", unicodedata.normalize("NFKC", text))
+    return "".join(SKELETON.get(ch, ch) for ch in text)
+
+
+class look_alikes:  # noqa: N801 - read like the regex it wraps: look_alikes(tag).findall(text)
+    """A tolerant reading of the tag, in the text as a model may read it."""
+
+    def __init__(self, tag: str) -> None:
+        name = r"[\s_-]*".join(tag)
+        self.pattern = re.compile(rf"[<\u2039\u3008\u27e8]\s*/?\s*{name}", re.I)
+
+    def findall(self, text: str) -> list[str]:
+        return self.pattern.findall(model_reads(text))
 
 
 def injected(tags: tuple[str, ...], own: str) -> str:
@@ -90,5 +130,31 @@ fragments = st.sampled_from([s for tag in JUDGE_TAGS for s in spellings(tag)] + 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(fragments, max_size=12).map("".join), min_size=4, max_size=4))
 def test_any_mix_of_tag_spellings_keeps_one_pair_per_block(texts):
+    prompt = fence(list(zip(JUDGE_TAGS, texts, strict=True)))
+    assert_one_pair_each(prompt, JUDGE_TAGS)
+
+
+def letter_forms(ch: str) -> list[str]:
+    """One letter of a tag as text may write it for a model to read as the letter."""
+    return [ch, ch.upper(), ch.translate(CYRILLIC), bold(ch), chr(ord(ch) + 0xFEE0)]
+
+
+@st.composite
+def composed_spellings(draw: st.DrawFn) -> str:
+    """A tag written letter by letter in look-alikes, behind an escaped or look-alike bracket."""
+    tag = draw(st.sampled_from(JUDGE_TAGS))
+    opener = draw(st.sampled_from(["<", "\\u003c", "\\\\u003C", "\uff1c", "\u2039"]))
+    slash = draw(st.sampled_from(["", "/", "\\/", "\\\\/", "\\u002f", "\uff0f"]))
+    letters = [draw(st.sampled_from(letter_forms(ch))) for ch in tag]
+    return opener + slash + "".join(letters) + draw(st.sampled_from([">", "\\u003e", " x>"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(composed_spellings() | fragments, max_size=8).map("".join), min_size=4, max_size=4
+    )
+)
+def test_any_tag_composed_of_look_alikes_and_escapes_keeps_one_pair_per_block(texts):
     prompt = fence(list(zip(JUDGE_TAGS, texts, strict=True)))
     assert_one_pair_each(prompt, JUDGE_TAGS)

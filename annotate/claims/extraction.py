@@ -25,7 +25,7 @@ EXTRACTORS = ("auto", "provided", "sentences", "llm")
 FLAG_REASONS = ("not_atomic", "not_in_response", "not_a_claim", "other")
 MAX_CLAIMS = 20
 DEFAULT_CLAIM_MODEL = "claude-haiku-4-5"
-CLAIM_PROMPT_VERSION = "claims-v2"  # v2: every prompt tag defused in every block
+CLAIM_PROMPT_VERSION = "claims-v3"  # v3: escaped, NFKC and look-alike spellings defused too
 SENTENCE_BATCH = 500  # traces per transaction; an LLM run commits after every trace
 NO_KEY_FIX = ", or use --extractor sentences"
 

@@ -64,9 +64,13 @@ def defused(text: str) -> str:
 
 
 def answer_json(answer: Mapping[str, Any]) -> str:
-    """A worked example's answer as JSON with "<", ">" and "&" escaped (\\u003c ...): the same
-    JSON value, and no reason written by a reviewer can form a tag."""
-    text = json.dumps(answer)  # ensure_ascii: look-alike brackets are escaped already
+    """A worked example's answer as JSON with "<", ">" and "&" escaped (\\u003c ...). A model
+    reads through the escapes, so each text in it is defused first: no reason written by a
+    reviewer can form a tag, escaped or not."""
+    texts = {
+        key: defused(value) if isinstance(value, str) else value for key, value in answer.items()
+    }
+    text = json.dumps(texts)  # ensure_ascii: look-alike brackets are escaped already
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 

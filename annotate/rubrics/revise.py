@@ -17,7 +17,7 @@ from annotate.rubrics.loop import disagreements_on_tuning, few_shot_candidates
 from annotate.rubrics.versions import Rubric, get_rubric, save_version
 from annotate.store import Store
 
-PROMPT_VERSION = "revision-v1"
+PROMPT_VERSION = "revision-v2"  # v2: escaped, NFKC and look-alike tag spellings defused
 MAX_DISAGREEMENTS = 40
 TAGS = ("instructions", "disagreements", "candidates")
 

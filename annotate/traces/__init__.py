@@ -1,7 +1,7 @@
 """traces: the Trace row every input format becomes (rows.py), its validation (parse.py, with
 plain.py taking the usual shapes at once and keys.py warning of nested keys it ignores), and
-the limits the store can hold (limits.py, offsets.py), and the one escape that writes its
-untrusted text into Markdown (markdown.py).
+the limits the store can hold (limits.py, offsets.py); its untrusted text written into
+Markdown (markdown.py, the one escape) and fenced for an LLM prompt (fences.py).
 
 The bottom of the library, below store/: imports no other annotate package.
 """
