@@ -259,7 +259,7 @@ def in_slice(frame: pd.DataFrame, values: dict) -> pd.DataFrame:
 def test_the_bundle_rates_re_derive_from_its_own_tables(bundle):
     """An auditor's own computation from the bundle's files (pandas and statsmodels, none of
     annotate's code): the weighted human rates (ratio of N_h / m_h weighted unsupported claims)
-    and the raw judge rates with Wilson's interval equal the exported ones."""
+    and the raw judge rates equal the exported ones, each interval at least Wilson's."""
     archive = zipfile.ZipFile(bundle)
 
     def table(name: str) -> pd.DataFrame:
@@ -295,8 +295,8 @@ def test_the_bundle_rates_re_derive_from_its_own_tables(bundle):
             unsupported = int((part["label"] == "unsupported").sum())
             low, high = proportion_confint(unsupported, len(part), method="wilson")
             assert row["n"] == len(part)
-            assert [row["rate"], row["low"], row["high"]] == pytest.approx(
-                [unsupported / len(part), low, high], abs=1e-9
-            )
+            assert row["rate"] == pytest.approx(unsupported / len(part), abs=1e-9)
+            # a bootstrap of traces (claims of one trace move together): never narrower
+            assert row["low"] <= low + 1e-9 and row["high"] >= high - 1e-9
             checked += 1
     assert checked == 20

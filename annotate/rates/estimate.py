@@ -20,6 +20,7 @@ import pandas as pd
 
 from annotate.errors import counted, stratum_label
 from annotate.rates import gaps
+from annotate.rates.clustered import clustered
 from annotate.rates.inputs import RatesInput
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
@@ -352,7 +353,9 @@ def slice_frames(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...]
 
 def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[str, est.Rate]:  # type: ignore[no-untyped-def]
     found: dict[str, est.Rate] = {}
-    raw = judge_raw(inputs, part, level, values)
+    raw = clustered(
+        judge_raw(inputs, part, level, values), part, level, design.resamples, design.seed
+    )
     for name in itertools.chain(estimators):
         if name == "weighted_human":
             found[name] = weighted_human(design, values, level, part)

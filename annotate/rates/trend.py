@@ -1,6 +1,11 @@
-"""Trend and drift: rates per time window with intervals, and an alert when a window differs
-from the one before beyond chance (two-sided z-test of the two estimates, each standard error
-taken from its 95% interval, alert at p < 0.05). Also the error types and the score histogram.
+"""Trend and drift: rates per time window with trace-clustered intervals, and an alert when a
+window differs from the one before beyond chance (two-sided z-test of the two estimates, each
+standard error taken from its 95% interval, alert at p < 0.05). Also the error types and the
+score histogram.
+
+Every interval here resamples traces within strata (the human rate through its Design, the
+judge's raw rate through rates.clustered): Wilson's over claims treated the claims of one
+trace as independent; they move together, and months assigned at random "drifted" at p 0.007.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ DRIFT_ALPHA = 0.05
 DRIFT_MIN_N = 30
 DRIFT_TEST = (
     "two-sided z-test on consecutive windows: z = (r2 - r1) / sqrt(se1^2 + se2^2), "
-    f"se = interval half-width / 1.96; alert at p < 0.05; windows of {DRIFT_MIN_N} or more units"
+    "se = interval half-width / 1.96, each interval a BCa bootstrap of traces within strata "
+    f"(claims of one trace move together); alert at p < 0.05; windows of {DRIFT_MIN_N} or more "
+    "units"
 )
 
 

@@ -74,6 +74,67 @@ def weighted_ratio(
     )
 
 
+def clustered_ratio(
+    counts: np.ndarray,
+    per_trace: np.ndarray,
+    strata: Sequence[object],
+    resamples: int,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[float, float, float] | None:
+    """sum(numerator) / sum(denominator) over traces, with a BCa interval from a seeded
+    bootstrap of traces within strata (claims of one trace move together).
+
+    Rows stand for `counts` traces alike (per_trace: rows x 2, one trace's numerator and
+    denominator), so drawing traces is drawing rows, multinomially with shares counts / T_h
+    in each stratum of T_h traces; strata of one trace are pooled. None without a denominator;
+    NaN bounds when there is nothing to resample."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = counts @ per_trace
+    if total[1] <= 0:
+        return None
+    theta = float(total[0] / total[1])
+    draws, strata_count = _trace_draws(counts, strata, resamples, seed)
+    values = ratio(*(draws @ per_trace).T)
+    values = values[~np.isnan(values)]
+    traces = int(counts.sum())
+    if traces - strata_count < 1 or len(values) < resamples / 2:
+        return theta, math.nan, math.nan
+    jack = np.repeat(ratio(total[0] - per_trace[:, 0], total[1] - per_trace[:, 1]), counts)
+    low_level, high_level = _bca_levels(values, theta, jack, level)
+    low, high = np.quantile(values, [low_level, high_level])
+    factor = few_groups_factor(traces - strata_count, level)
+    return (
+        theta,
+        max(0.0, theta - factor * (theta - low)),
+        min(1.0, theta + factor * (high - theta)),
+    )
+
+
+def _trace_draws(
+    counts: np.ndarray, strata: Sequence[object], resamples: int, seed: int
+) -> tuple[np.ndarray, int]:
+    """resamples x rows: how often each row's traces were drawn, T_h draws per stratum."""
+    by_stratum: dict[object, list[int]] = {}
+    for row, stratum in enumerate(strata):
+        by_stratum.setdefault(stratum, []).append(row)
+    groups = [rows for rows in by_stratum.values() if counts[rows].sum() > 1]
+    single = [row for rows in by_stratum.values() if counts[rows].sum() == 1 for row in rows]
+    if single:  # a stratum of one trace cannot vary: pooled, as intervals._pooled does
+        groups = (
+            [*groups, single]
+            if len(single) > 1 or not groups
+            else [groups[0] + single, *groups[1:]]
+        )
+    rng = np.random.default_rng(seed)
+    draws = np.zeros((resamples, len(counts)))
+    for rows in groups:
+        size = int(counts[rows].sum())
+        if size:
+            draws[:, rows] = rng.multinomial(size, counts[rows] / size, size=resamples)
+    return draws, len(groups)
+
+
 def wilson_at(rate: float, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson's score bounds at a proportion `rate` of `n` units (rate * n need not be whole)."""
     if n == 0:

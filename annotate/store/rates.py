@@ -46,7 +46,9 @@ def frame_table(
     A trace of `sample` is a row of its own (with its trace_id); the rest of the frame is one
     row per distinct set of the other values (trace_id NULL, jcu, jcn and unmapped summed over
     its traces, as for a sample drawn in place), so the table grows with the sample and the
-    values' combinations, not with the store (a million traces made a million rows)."""
+    values' combinations, not with the store (a million traces made a million rows). A row's
+    traces have the same judge claim counts (each jcu / traces of jcn / traces): a bootstrap
+    resamples them as traces (claims of one trace move together)."""
     cte, params = frame_cte(filters, by, max_import_id)
     attrs = "".join(
         f", json_extract_string(t.attributes, ?) AS a{i}" for i in range(len(attributes))
@@ -81,7 +83,8 @@ def frame_table(
         f"strftime(date_trunc('month', day_start), '%Y-%m') AS month{attr_names}, "
         "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, jr, "
         "sum(unmapped)::BIGINT AS unmapped, count(*) AS traces FROM trace_rows "
-        f"GROUP BY trace_id, {plain}feature, risk_category, model, day_start{attr_names}, jr"
+        f"GROUP BY trace_id, {plain}feature, risk_category, model, day_start{attr_names}, jr, "
+        "trace_rows.jcu, trace_rows.jcn"
     )  # no ORDER BY: with one, DuckDB ran out of a 256MB limit at 1,000,000 traces
     attr_params = [json_path(a) for a in attributes]
     table = store.fetch_arrow_with_batch(
