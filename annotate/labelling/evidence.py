@@ -4,14 +4,15 @@ and the judge's verdicts with their mapped outcomes. The gold rules are in `anno
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from annotate.judge.labels import label_map
+from annotate.judge.labels import ABSTAINED, label_map
 from annotate.sampling.samples import known_sample
-from annotate.stats.gold import Evidence
+from annotate.stats.gold import SUPPORTED, UNSUPPORTED, Evidence, judge_response_outcome
 from annotate.stats.shared import sharing
 from annotate.store import Store
 from annotate.store import evidence as sql
@@ -60,9 +61,13 @@ def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> di
     """unit -> the judge's verdict row at this level, with its mapped outcome added, for the
     units of labelled traces (no other unit can have gold; `judged_units` counts them all).
 
+    At response level a trace's verdict is `judge_response_outcome` of the judge's response
+    and claim verdicts (a claim-level judge has response verdicts too); none is an abstention.
     Raises UnmappedJudgeLabelError before any statistic if a label has no mapping.
     """
     outcomes = label_map(store, judge)
+    if level == "response":
+        return _response_verdicts(store, evidence, judge, outcomes)
     found: dict[Any, Any] = {}
     for verdict in sql.verdicts(store, evidence.sample, judge, level):
         unit = (
@@ -71,6 +76,30 @@ def judge_labels(store: Store, evidence: Evidence, judge: str, level: str) -> di
             else verdict["trace_id"]
         )
         found[unit] = {**verdict, "outcome": outcomes[verdict["label"]]}
+    return found
+
+
+def _response_verdicts(
+    store: Store, evidence: Evidence, judge: str, outcomes: Mapping[str, str]
+) -> dict[str, Any]:
+    own = {v["trace_id"]: v for v in sql.verdicts(store, evidence.sample, judge, "response")}
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for verdict in sql.verdicts(store, evidence.sample, judge, "claim"):
+        counts[verdict["trace_id"]][outcomes[verdict["label"]]] += 1
+    found: dict[str, Any] = {}
+    for trace in sorted({*own, *counts}):
+        said = outcomes[own[trace]["label"]] if trace in own else None
+        n, claims = counts[trace], len(evidence.claims.get(trace, ()))
+        outcome = judge_response_outcome(said, n[UNSUPPORTED], n[SUPPORTED], claims) or ABSTAINED
+        if said in (SUPPORTED, UNSUPPORTED):
+            found[trace] = {**own[trace], "outcome": outcome}
+            continue
+        found[trace] = {
+            "trace_id": trace, "level": "response", "claim_index": None, "label": outcome,
+            "outcome": outcome,
+            "explanation": f"from its claim verdicts: {n[UNSUPPORTED]} unsupported and "
+            f"{n[SUPPORTED]} supported of {claims} claims",
+        }  # fmt: skip
     return found
 
 

@@ -69,6 +69,7 @@ def _stratum_plan(
         "stratum": stratum,
         "population": population,
         "labelled": labelled,
+        "pairs": len(pairs),  # labelled responses with the judge's response verdict
         "rate": hits / labelled if labelled else None,
         "planning_rate": rate,
         "sensitivity": sensitivity,

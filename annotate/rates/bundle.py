@@ -2,13 +2,13 @@
 
 Inside: manifest.json (every file with its SHA-256, the app version, when, who), frame.json
 (the sampling frame summary), sample.csv (traces, strata, inclusion probabilities, weights),
-tables/*.parquet (the sample, its strata and draws, the frame's traces without their text,
-claims, every label event and adjudication, rubric versions, judge verdicts and the judge
-label mapping), agreement.json and calibration.json, rates.json with the parameters it was
-computed with, and settings.json with every setting those numbers depend on. `verify_bundle`
-checks every hash, loads the tables and the settings into an empty in-memory store and
-recomputes every number with the same code: they must be equal, and a number that is not is
-named with both its values.
+tables/*.parquet (the sample, its strata and draws, the frame's traces and claims without
+their text, the sample's claims with it, every label event and adjudication, rubric
+versions, judge verdicts and the judge label mapping), agreement.json and calibration.json,
+rates.json with the parameters it was computed with, and settings.json with every setting
+those numbers depend on. `verify_bundle` checks every hash, loads the tables and the settings
+into an empty in-memory store and recomputes every number with the same code: they must be
+equal, and a number that is not is named with both its values.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ verdicts whose label has no mapping are counted and left out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,13 @@ from annotate.labelling.evidence import load_evidence
 from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.sampling.samples import known_sample
-from annotate.stats.gold import SUPPORTED, UNSUPPORTED, claim_gold, response_gold
+from annotate.stats.gold import (
+    SUPPORTED,
+    UNSUPPORTED,
+    claim_gold,
+    judge_response_outcome,
+    response_gold,
+)
 from annotate.store import Store
 from annotate.store import rates as sql
 from annotate.store.frame_verdicts import recorded_signatures
@@ -97,6 +104,7 @@ def load_inputs(
         store, filters, strata_columns, row["max_import_id"],
         extra, judge, outcomes, sample,
     )  # fmt: skip
+    frame = with_response_outcomes(frame)
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
     claims, responses = gold_tables(store, sample)
     strata = [
@@ -162,6 +170,21 @@ def _with_undrawn(
     signatures = recorded_signatures(store, sample)
     rest = undrawn_rows(signatures, judge, outcomes, left, strata_columns, list(frame.columns))
     return pd.concat([drawn, rest], ignore_index=True) if len(rest) else drawn
+
+
+def with_response_outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with `jr`, each row's response outcome (1, 0 or NaN) by
+    `judge_response_outcome` of one of its traces (a row's traces share their counts), in
+    place of the inputs jresp and nclaims."""
+    per_trace = zip(
+        frame["jresp"], frame["jcu"] // frame["traces"], (frame["jcn"] - frame["jcu"]) // frame["traces"],
+        frame["nclaims"], strict=True,
+    )  # fmt: skip
+    said = [judge_response_outcome(r if isinstance(r, str) else None, int(u), int(s), int(n))
+            for r, u, s, n in per_trace]  # fmt: skip
+    values: dict[str, float] = {UNSUPPORTED: 1.0, SUPPORTED: 0.0}
+    jr = pd.Series([values.get(o or "", math.nan) for o in said], index=frame.index, dtype=float)
+    return frame.drop(columns=["jresp", "nclaims"]).assign(jr=jr)
 
 
 def frame_judge_counts(inputs: RatesInput) -> dict[str, dict[str, int]]:

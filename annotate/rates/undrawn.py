@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from annotate.stats.gold import judge_response_outcome
 from annotate.store.frame_verdicts import Signature, key_values
 
 JUDGED = ("supported", "unsupported")
@@ -28,21 +29,20 @@ def outcomes_of(
     traces: int,
 ) -> tuple[int, int, float, int]:
     """(jcu, jcn, jr, unmapped) of `traces` traces with this signature, summed; jr is each
-    trace's (a response verdict decides, else any claim judged unsupported, else supported)."""
+    trace's `judge_response_outcome`. Each trace of a signature used every label in `labels`
+    (and no other): its claims are all supported when each label maps to supported (claims
+    the judge never saw are not in the files, so they cannot leave the response open)."""
     pairs = list(zip(labels, claims, strict=True))
     jcu = sum(n for label, n in pairs if outcomes.get(label) == "unsupported")
     jcn = sum(n for label, n in pairs if outcomes.get(label) in JUDGED)
     unmapped = sum(n for label, n in pairs if label not in outcomes)
     said = outcomes.get(response) if response is not None else None
     unmapped += traces * int(response is not None and response not in outcomes)
-    if said in JUDGED:
-        jr = 1.0 if said == "unsupported" else 0.0
-    elif any(outcomes.get(label) == "unsupported" for label in labels):
-        jr = 1.0
-    elif any(outcomes.get(label) in JUDGED for label in labels):
-        jr = 0.0
-    else:
-        jr = math.nan
+    mapped = [outcomes.get(label) for label in labels]
+    outcome = judge_response_outcome(
+        said, mapped.count("unsupported"), mapped.count("supported"), len(mapped)
+    )
+    jr = {"unsupported": 1.0, "supported": 0.0}.get(outcome or "", math.nan)
     return jcu, jcn, jr, unmapped
 
 

@@ -86,6 +86,23 @@ def response_outcome(outcomes: Mapping[int, str | None], claims: Iterable[int]) 
     return None
 
 
+def judge_response_outcome(
+    response: str | None, unsupported: int, supported: int, claims: int
+) -> str | None:
+    """A judge's verdict on a whole response, the one definition every route uses: its own
+    response-level verdict when that is supported or unsupported; else, from its claim
+    verdicts (mapped), unsupported if it called any claim unsupported, supported if it judged
+    every one of the response's `claims` supported, else none (a claim it abstained on or
+    never judged leaves the response open)."""
+    if response in (SUPPORTED, UNSUPPORTED):
+        return response
+    if unsupported > 0:
+        return UNSUPPORTED
+    if claims > 0 and supported >= claims:
+        return SUPPORTED
+    return None
+
+
 def response_labels(evidence: Evidence, adjudicated: bool = False) -> dict[str, dict[str, str]]:
     """reviewer -> trace -> the response outcome of that reviewer's claim labels.
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotate.store import Store, id_batch
+from annotate.store.reveals import BLIND_EVENT
 
 
 def _scope(alias: str, sample: str | None) -> tuple[str, list[Any]]:
@@ -27,13 +28,14 @@ _CURRENT = "SEMI JOIN claims c ON c.trace_id = {a}.trace_id AND c.claim_index = 
 
 
 def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
-    """Each reviewer's current (latest) label of each claim, with when it was given."""
+    """Each reviewer's current label of each claim (their latest event made blind to the judge:
+    annotate.labelling.blind), with when it was given."""
     join, params = _scope("e", sample)
     return store.fetch_dicts(
         "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
         "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note, "
         "max(e.created_at) AS created_at "
-        f"FROM label_events e{join} {_CURRENT.format(a='e')}"
+        f"FROM label_events e{join} {_CURRENT.format(a='e')}WHERE {BLIND_EVENT.format(a='e')} "
         "GROUP BY e.trace_id, e.claim_index, e.reviewer "
         "ORDER BY e.trace_id, e.claim_index, e.reviewer",
         params,
@@ -73,13 +75,15 @@ def verdicts(store: Store, sample: str | None, judge: str, level: str) -> list[d
 
 
 def verdict_units(store: Store, sample: str | None, judge: str, level: str) -> int:
-    """How many units at `level` the judge gave a verdict on, labelled or not."""
+    """How many units at `level` the judge gave a verdict on, labelled or not; a response
+    the judge judged only claim by claim counts at response level."""
     join, params = _scope("v", sample)
+    unit, levels = ("v.claim_index", "= 'claim'") if level == "claim" else ("0", "IS NOT NULL")
     return int(
         store.scalar(
-            "SELECT count(*) FROM (SELECT DISTINCT v.trace_id, v.claim_index "
-            f"FROM judge_verdicts v{join} WHERE v.judge = ? AND v.level = ?)",
-            [*params, judge, level],
+            f"SELECT count(*) FROM (SELECT DISTINCT v.trace_id, {unit} "
+            f"FROM judge_verdicts v{join} WHERE v.judge = ? AND v.level {levels})",
+            [*params, judge],
         )
     )
 

@@ -40,8 +40,10 @@ def frame_table(
 ) -> pd.DataFrame:
     """The frame: s0.. (stratum values), feature, risk_category, model, day, week, month, each
     attribute, the judge's latest mapped verdicts: jcu / jcn (claims judged unsupported /
-    judged), jr (response outcome 1, 0 or NaN), unmapped (verdicts with no mapping), and
-    `traces`, the frame traces a row stands for.
+    judged), jresp (its own response verdict: supported, unsupported or None), nclaims (the
+    trace's claims), unmapped (verdicts with no mapping), and `traces`, the frame traces a row
+    stands for. The response outcome is `annotate.stats.gold.judge_response_outcome` of these
+    (rates.inputs), not a rule of its own here.
 
     A trace of `sample` is a row of its own (with its trace_id); the rest of the frame is one
     row per distinct set of the other values (trace_id NULL, jcu, jcn and unmapped summed over
@@ -67,24 +69,26 @@ def frame_table(
         "  AND m.outcome IN ('supported', 'unsupported')) AS jresp, "
         "count(*) FILTER (WHERE m.outcome IS NULL) AS unmapped "
         "FROM latest v LEFT JOIN _batch m USING (label) GROUP BY v.trace_id), "
+        "claim_counts AS (SELECT trace_id, count(*) AS n FROM claims "
+        "WHERE trace_id IN (SELECT trace_id FROM frame) GROUP BY trace_id), "
         # a drawn trace keeps its trace_id (a group of its own); the others group by value
         "trace_rows AS (SELECT CASE WHEN drawn.trace_id IS NOT NULL THEN f.trace_id END "
         f"AS trace_id, {keys}t.feature, t.risk_category, t.model, "
         f"date_trunc('day', t.timestamp) AS day_start{attrs}, "
         "coalesce(j.jcu, 0) AS jcu, coalesce(j.jcn, 0) AS jcn, "
-        "CASE WHEN j.jresp THEN 1.0 WHEN NOT j.jresp THEN 0.0 "
-        "     WHEN j.jcu > 0 THEN 1.0 WHEN j.jcn > 0 THEN 0.0 END AS jr, "
-        "coalesce(j.unmapped, 0) AS unmapped "
+        "CASE WHEN j.jresp THEN 'unsupported' WHEN NOT j.jresp THEN 'supported' END AS jresp, "
+        "coalesce(c.n, 0) AS nclaims, coalesce(j.unmapped, 0) AS unmapped "
         "FROM frame f JOIN traces t USING (trace_id) LEFT JOIN judged j USING (trace_id) "
+        "LEFT JOIN claim_counts c USING (trace_id) "
         "LEFT JOIN (SELECT trace_id FROM sample_units WHERE sample = ?) drawn USING (trace_id)) "
         f"SELECT trace_id, {plain}feature, risk_category, model, "
         "strftime(day_start, '%Y-%m-%d') AS day, "
         "strftime(date_trunc('week', day_start), '%Y-%m-%d') AS week, "
         f"strftime(date_trunc('month', day_start), '%Y-%m') AS month{attr_names}, "
-        "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, jr, "
+        "sum(jcu)::BIGINT AS jcu, sum(jcn)::BIGINT AS jcn, jresp, nclaims, "
         "sum(unmapped)::BIGINT AS unmapped, count(*) AS traces FROM trace_rows "
-        f"GROUP BY trace_id, {plain}feature, risk_category, model, day_start{attr_names}, jr, "
-        "trace_rows.jcu, trace_rows.jcn"
+        f"GROUP BY trace_id, {plain}feature, risk_category, model, day_start{attr_names}, jresp, "
+        "nclaims, trace_rows.jcu, trace_rows.jcn"
     )  # no ORDER BY: with one, DuckDB ran out of a 256MB limit at 1,000,000 traces
     attr_params = [json_path(a) for a in attributes]
     table = store.fetch_arrow_with_batch(
@@ -213,7 +217,15 @@ def bundle_table(store: Store, table: str, sample: str) -> pa.Table:
             "(SELECT max_import_id FROM samples WHERE name = ?) ORDER BY rowid",
             [sample],
         ),
-        "claims": (f"SELECT * FROM claims WHERE {in_sample} ORDER BY rowid", [sample]),
+        # every frame trace's claims (a response's verdict needs how many it has), the text
+        # of the sample's alone
+        "claims": (
+            f"SELECT trace_id, claim_index, CASE WHEN {in_sample} THEN text ELSE '' END AS text, "
+            "start_offset, end_offset, origin FROM claims WHERE trace_id IN (SELECT trace_id "
+            "FROM traces WHERE import_id <= (SELECT max_import_id FROM samples WHERE name = ?)) "
+            "ORDER BY rowid",
+            [sample, sample],
+        ),
         "label_events": (
             f"SELECT * FROM label_events WHERE {in_sample} ORDER BY event_id",
             [sample],
