@@ -358,4 +358,4 @@ def test_the_rubric_page_says_a_cancelled_run_and_what_it_kept(
     monkeypatch.setenv("ANNOTATE_DB", str(db_path))
     app = run_app(User("lena", "lead"), "pages/rubric.py")
     said = [plain(c.value) for c in app.caption if "The last run" in c.value]
-    assert len(said) == 1 and "ended cancelled with 3 verdicts, 0 failed" in said[0], said
+    assert len(said) == 1 and "ended cancelled with 3 verdicts stored, 0 failed" in said[0], said

@@ -11,8 +11,9 @@ import streamlit as st
 import ui
 from annotate.errors import AnnotateError, counted
 from annotate.rubrics.loop import few_shot_candidates, mark_calibrated, not_ready_reason
+from annotate.rubrics.outcomes import run_outcome, unfinished_run
 from annotate.rubrics.render import card_markdown
-from annotate.rubrics.runner import estimate_text, plan_run, run_judge, unfinished_run
+from annotate.rubrics.runner import estimate_text, plan_run, run_judge
 from annotate.rubrics.split import ensure_split
 from annotate.rubrics.versions import (
     BASELINE_MODEL,
@@ -57,13 +58,7 @@ def run_controls(store: Store, rubric, samples: list[str], user) -> None:
     )  # fmt: skip
     stopped = unfinished_run(store, plan.judge, sample)
     if stopped and plan.to_judge:
-        st.caption(
-            ui.fmt(
-                "The last run ({}) ended {} with {}, {} failed; Run the judge resumes it.",
-                f"{stopped['started_at']:%Y-%m-%d %H:%M}", stopped["status"],
-                counted(stopped["judged"], "verdict"), stopped["failed"],
-            )
-        )  # fmt: skip
+        st.caption(ui.fmt("The last run: {}. Run the judge resumes it.", run_outcome(stopped)))
     if st.button("Run the judge", key="rubric_run", disabled=not plan.to_judge):
         cancel = threading.Event()
         st.button("Cancel", key="rubric_cancel", on_click=ui.guard(cancel.set))

@@ -141,6 +141,8 @@ def _print_report(report: Any) -> None:
         f"{report.to_judge} to judge in {counted(report.calls, 'call')}"
     )
     print(f"  estimate: {estimate_text(report.estimate)}")
+    if report.resumes:
+        print(f"  resumes the last run: {report.resumes['outcome']}")
     if report.dry_run:
         print("  dry run: nothing was called")
         return

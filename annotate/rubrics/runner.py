@@ -18,6 +18,7 @@ from annotate.errors import UsageError
 from annotate.llm import DEFAULT_PRICES, PRICES_KEY  # noqa: F401 - their home was here
 from annotate.rubrics import prompt
 from annotate.rubrics.baseline import baseline_verdict
+from annotate.rubrics.outcomes import resumed, run_outcome, unfinished_run  # noqa: F401 - pages import them here
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
 from annotate.sampling.samples import known_sample_traces
 from annotate.store import Store
@@ -58,6 +59,8 @@ class RunReport:
     dry_run: bool = False
     estimate: dict[str, Any] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    # the last run of this judge on this sample when it stopped before its end: what this resumes
+    resumes: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The `annotate judge --json` document; its names are a contract."""
@@ -159,13 +162,6 @@ def nothing_to_judge(report: RunReport, labelled_only: bool = True) -> str | Non
     )
 
 
-def unfinished_run(store: Store, judge: str, sample: str) -> dict[str, Any] | None:
-    """The last run of `judge` on `sample` when it stopped before the end (cancelled, failed
-    calls, or a process that died while running): what a rerun would resume."""
-    last = sql.last_run(store, judge, sample)
-    return last if last and last["status"] in ("cancelled", "failed", "running") else None
-
-
 def estimate_text(cost: Mapping[str, Any]) -> str:
     """An estimate for people (the CLI and the Rubric page): tokens, then dollars or why not."""
     tokens = f"{cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens"
@@ -227,6 +223,9 @@ def run_judge(
     plan = plan_run(store, sample, version, model, labelled_only, batch)
     report = plan.report
     report.dry_run = dry_run
+    if not dry_run:
+        sql.interrupt_dead_runs(store)
+    report.resumes = resumed(unfinished_run(store, report.judge, sample))
     if dry_run or not report.claims:  # no claims: no key needed, no empty run recorded
         report.status = "planned" if dry_run else "done"
         return report

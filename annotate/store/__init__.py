@@ -267,6 +267,9 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
     store = Store(conn, target)
     if not read_only:
         migrate(store)
+        from annotate.store.judge_runs import interrupt_dead_runs
+
+        interrupt_dead_runs(store)  # a judge run whose process died reads 'interrupted'
     return store
 
 

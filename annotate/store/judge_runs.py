@@ -1,15 +1,27 @@
 """SQL for our own judge's runs: runs, their verdicts (in judge_verdicts, origin 'run'), failed
 calls and the claims of a Message Batch. A (judge, claim) verdict is written once.
+
+A run 'running' in the file but not in this process (`_LIVE`) was stopped by its process
+dying: only one process writes the file, so `interrupt_dead_runs` marks it 'interrupted'
+with what it stored.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from annotate.store import Store, id_batch
+
+# (store path, run id) of the runs this process is running: no other process can run one
+_LIVE: set[tuple[str, int]] = set()
+
+
+def _where(store: Store) -> str:
+    return store.path if store.path == ":memory:" else os.path.realpath(store.path)
 
 
 def _now() -> datetime:
@@ -90,7 +102,9 @@ def start_run(store: Store, row: dict[str, Any]) -> int:
             row["created_by"],
         ],
     )
-    return int(found[0]) if found else 0
+    run_id = int(found[0]) if found else 0
+    _LIVE.add((_where(store), run_id))
+    return run_id
 
 
 def finish_run(store: Store, run_id: int, status: str, judged: int, failed: int) -> None:
@@ -98,6 +112,36 @@ def finish_run(store: Store, run_id: int, status: str, judged: int, failed: int)
         "UPDATE judge_runs SET status = ?, judged = ?, failed = ?, finished_at = ? WHERE id = ?",
         [status, judged, failed, _now(), run_id],
     )
+    _LIVE.discard((_where(store), run_id))
+
+
+def interrupt_dead_runs(store: Store) -> list[dict[str, Any]]:
+    """Mark each run left 'running' by a process that died 'interrupted', with the verdicts
+    and failures it stored, and as its end the time of its last recorded call (else its
+    start). Returns those runs as they now read."""
+    dead = [
+        run_id
+        for (run_id,) in store.fetchall("SELECT id FROM judge_runs WHERE status = 'running'")
+        if (_where(store), int(run_id)) not in _LIVE
+    ]
+    for run_id in dead:
+        store.execute(_INTERRUPT, [run_id] * 4)
+    if not dead:
+        return []
+    marks = ", ".join("?" * len(dead))
+    return store.fetch_dicts(f"SELECT * FROM judge_runs WHERE id IN ({marks}) ORDER BY id", dead)
+
+
+_INTERRUPT = """
+UPDATE judge_runs SET status = 'interrupted',
+    judged = (SELECT count(*) FROM judge_verdicts WHERE run_id = ?),
+    failed = (SELECT count(*) FROM judge_failures WHERE run_id = ?),
+    finished_at = coalesce((
+        SELECT max(c.created_at) FROM llm_calls c
+        WHERE c.id IN (SELECT llm_call_id FROM judge_verdicts WHERE run_id = ?)
+    ), started_at)
+WHERE id = ? AND status = 'running'
+"""
 
 
 def set_batch(store: Store, run_id: int, batch_id: str) -> None:
