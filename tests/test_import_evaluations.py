@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conftest import FIXTURES
+
 from annotate.ingest.importer import import_traces
+from annotate.store import open_store
+from annotate.store.assignments import judge_names
 
 TRACE_A, SPAN_A = "a1" * 16, "b1" * 8
 TRACE_B, SPAN_B = "a2" * 16, "b2" * 8
@@ -121,3 +125,42 @@ def test_a_later_evaluation_with_a_score_that_is_not_a_number_is_rejected(fresh_
         "leave it out: a grade such as 'high' belongs in gen_ai.evaluation.score.label"
     ]
     assert (report.attached, report.rejected) == (0, 1) and verdicts(fresh_store) == []
+
+
+def test_our_own_exported_human_verdicts_are_refused_not_made_a_judge(tmp_path, cli):
+    """Catches `annotate.human_review` becoming a judge when our export-otel file was
+    imported again: with no other judge, rates picked it and reported sensitivity 1.000
+    against the very gold it was made from."""
+    db = tmp_path / "s.duckdb"
+    assert cli("import", str(FIXTURES / "otlp" / "rag_export.jsonl"), db=db).code in (0, 1)
+    assert cli("sample", "--name", "s", "--n", "3", "--by", "feature", db=db).code == 0
+    assert cli("claims", "--sample", "s", "--extractor", "sentences", db=db).code == 0
+    store = open_store(db)
+    claims = store.fetchall("SELECT trace_id, claim_index FROM claims ORDER BY ALL")
+    judges = judge_names(store)
+    store.close()
+    labels = write(tmp_path / "labels.jsonl", *(
+        {"trace_id": t, "claim": i, "reviewer": "rita", "label": "supported"} for t, i in claims
+    ))  # fmt: skip
+    assert cli("import-labels", str(labels), db=db).code == 0
+    out = tmp_path / "evaluations.jsonl"
+    assert cli("export-otel", "--sample", "s", "--out", str(out), db=db).code == 0
+    humans = [i for i, line in enumerate(out.read_text().splitlines(), start=1)
+              if '"annotate.human_review"' in line]  # fmt: skip
+    store = open_store(db)
+    try:
+        report = import_traces(store, out, "otlp")
+        assert humans and report.rejected == len(humans)
+        assert judge_names(store) == judges  # no judge was added
+    finally:
+        store.close()
+    errors = [str(e) for e in report.errors]
+    first = sorted({t for t, _ in claims})[0]
+    assert errors[0] == (
+        f"line {humans[0]}: \"gen_ai.evaluation.name\" is 'annotate.human_review': the record "
+        f"of trace {first!r} (sample 's') is one of this app's own human verdicts, written by "
+        "`annotate export-otel` from the reviewers' gold, not a judge's verdict; it is not "
+        "imported (a judge scored against the gold it was made from agrees with it by "
+        "construction). The labels it came from stay in the store that exported it; bring "
+        "reviewers' claim labels with `annotate import-labels`"
+    )

@@ -16,6 +16,10 @@ from annotate.ingest.otlp_values import any_value, as_object, attributes_of, nor
 from annotate.traces import Record, RowError, check_verdict, describe_type, shown
 
 EVALUATION = "gen_ai.evaluation.result"
+# The evaluation name `annotate export-otel` gives the reviewers' gold: such a record is this
+# app's own human verdict coming back, never a judge (one scored against the gold it was made
+# from agrees with it by construction), and is refused on its line.
+OWN_HUMAN = "annotate.human_review"
 SCORE = "gen_ai.evaluation.score.value"
 OTEL_FIELDS = {  # a verdict's field -> the attribute it came from
     "judge": "gen_ai.evaluation.name",
@@ -131,6 +135,8 @@ def _response_id(attributes: dict[str, Any]) -> str | None:
 
 def _checked_verdict(evaluation: Evaluation) -> dict[str, Any] | tuple[str, str]:
     """The evaluation's verdict, or (attribute, message) saying why it cannot be one."""
+    if evaluation.attributes.get(OTEL_FIELDS["judge"]) == OWN_HUMAN:
+        return OTEL_FIELDS["judge"], _own_human(evaluation.attributes)
     verdict = verdict_of(evaluation.attributes)
     if verdict is None:
         return OTEL_FIELDS["label"], _no_label(evaluation)
@@ -146,6 +152,18 @@ def _checked_verdict(evaluation: Evaluation) -> dict[str, Any] | tuple[str, str]
         name, message = checked
         return OTEL_FIELDS.get(name, EVALUATION), message
     return verdict
+
+
+def _own_human(attributes: dict[str, Any]) -> str:
+    trace, sample = attributes.get("annotate.trace_id"), attributes.get("annotate.sample")
+    return (
+        f"is {OWN_HUMAN!r}: the record of trace {shown(trace) if trace else 'unnamed'} "
+        f"(sample {shown(sample) if sample else 'unnamed'}) is one of this app's own human verdicts, written by "
+        "`annotate export-otel` from the reviewers' gold, not a judge's verdict; it is not "
+        "imported (a judge scored against the gold it was made from agrees with it by "
+        "construction). The labels it came from stay in the store that exported it; bring "
+        "reviewers' claim labels with `annotate import-labels`"
+    )
 
 
 def _no_label(evaluation: Evaluation) -> str:

@@ -2,5 +2,6 @@
 raw and PPI-corrected rates, Rogan-Gladen), trend and drift, the label budget, the release
 gate, exports, OTel evaluation records and the auditor bundle with its check.
 
-May import agreement/, labelling/, sampling/, judge/, accounts/, stats/, store/ and errors.
+May import agreement/, labelling/, sampling/, judge/, ingest/ (the OTLP evaluation names our
+own import refuses), accounts/, stats/, store/ and errors.
 """

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor
+from annotate.ingest.otlp_evaluations import OWN_HUMAN
 from annotate.rates.exports import record_export
 from annotate.rates.inputs import RatesInput, load_inputs
 from annotate.store import Store
 from annotate.store import rates as sql
 
-HUMAN = "annotate.human_review"  # the evaluation name of the reviewers' gold
+HUMAN = OWN_HUMAN  # the evaluation name of the reviewers' gold; our OTLP import refuses it
 
 
 def _value(value: Any) -> dict[str, Any]:
