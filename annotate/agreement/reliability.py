@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from annotate.accounts.activity import Actor, record_act
+from annotate.agreement.measures import NOMINAL_STATS, SCORE_STATS, scale_of
 from annotate.agreement.tables import Labels, paired_units, ranks, rating_table, trace_of
 from annotate.errors import UsageError
 from annotate.labelling.evidence import load_evidence
@@ -37,20 +38,6 @@ HIGH_AGREEMENT, LOW_KAPPA = 0.8, 0.6
 PACE_BREAK = timedelta(minutes=15)  # a longer gap between two labels is a break, not labelling
 FAST_FACTOR = 1 / 3  # flagged when a reviewer's seconds per label is below this share of the rest
 MIN_SHARED_KEY, MIN_SHARED_DEFAULT = "min_shared_units", 20
-NOMINAL_STATS: dict[str, Callable[[Table], stats.Measure]] = {
-    "percent_agreement": stats.percent_agreement_measure,
-    "krippendorff_alpha": stats.krippendorff_measure,
-    "fleiss_kappa": stats.fleiss_measure,
-    "gwet_ac1": stats.gwet_measure,
-    "brennan_prediger": stats.brennan_prediger_measure,
-    "conger_kappa": stats.conger_measure,
-}
-SCORE_STATS: dict[str, Callable[[Table], stats.Measure]] = {  # need numeric ratings (scores)
-    "krippendorff_alpha_ordinal": lambda t: stats.krippendorff_measure(t, "ordinal"),
-    "krippendorff_alpha_interval": lambda t: stats.krippendorff_measure(t, "interval"),
-    "gwet_ac2_linear": lambda t: stats.gwet_measure(t, "linear"),
-    "gwet_ac2_quadratic": lambda t: stats.gwet_measure(t, "quadratic"),
-}
 GROUP_STATS = {**NOMINAL_STATS, **SCORE_STATS}
 PAIR_STATS: dict[str, Callable[[Sequence[Any], Sequence[Any]], stats.Measure]] = {
     "cohen_kappa": stats.cohen_measure,
@@ -83,9 +70,14 @@ def _point(name: str, table: Table, measure: stats.Measure | None = None) -> sta
 
 
 def group_statistics(
-    table: Table, weights: stats.Weights, seed: int, names: Sequence[str] = STATISTICS
+    table: Table,
+    weights: stats.Weights,
+    seed: int,
+    names: Sequence[str] = STATISTICS,
+    scale: Sequence[Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """The many-rater statistics, sharing one set of trace resamples (`weights`)."""
+    """The many-rater statistics, sharing one set of trace resamples (`weights`); `scale`: the
+    rubric's categories (None: the categories used, said in each method)."""
     scores = is_numeric({label for row in table for label in row if label is not None})
     found = {}
     paired = paired_units(table) if not scores else 0
@@ -93,7 +85,7 @@ def group_statistics(
         if name in SCORE_STATS and not scores:
             found[name] = stats.Stat(None, paired, reason=NOT_SCORES).as_json()
             continue
-        measure = GROUP_STATS[name](table)
+        measure = GROUP_STATS[name](table, scale)
         point = _point(name, table, measure)
         found[name] = stats.interval(measure, [], 0, seed, weights=weights, point=point).as_json()
     return found
@@ -177,7 +169,7 @@ def agreement_document(
         "units": paired,
         "single_rated_units": len(units) - paired,
         "reviewers": reviewers,
-        **group_statistics(table, weights, seed),
+        **group_statistics(table, weights, seed, scale=scale_of(evidence, level, scale)),
         **pairwise(table, units, reviewers, strata, repetitions, seed),
         "min_shared_units": min_shared,
     }

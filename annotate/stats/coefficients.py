@@ -8,6 +8,7 @@ rated unit. Every statistic is a function of per-unit sums (see `intervals`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
@@ -92,15 +93,21 @@ CHANCE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
-def family_measure(table: Table, chance: str, weights: str = "identity") -> Measure:
+def family_measure(
+    table: Table, chance: str, weights: str = "identity", scale: Sequence[Hashable] | None = None
+) -> Measure:
     """Fleiss' kappa, Gwet's AC1/AC2 or Brennan-Prediger, for many raters and missing ratings.
 
     pa = mean over units with r_i >= 2 of sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)), with
     r*_ik = sum_l w_kl r_il; pi_k = mean over rated units of r_ik / r_i. Chance agreement:
     Fleiss (generalised, Gwet 2014 eq. 2.26) sum_kl w_kl pi_k pi_l; Gwet T_w / (q (q - 1))
     sum_k pi_k (1 - pi_k); Brennan-Prediger T_w / q^2. Coefficient (pa - pe) / (1 - pe).
+
+    q and the weights are the scale's (`scale`: the rubric's categories, as Gwet 2014 and
+    statsmodels' Randolph kappa count them); without one, the categories used (a variant
+    whose method says so). Fleiss' and Conger's kappa do not depend on unused categories.
     """
-    categories = categories_of(table)
+    categories = on_scale(table, scale)
     w = weight_matrix(categories, weights)
     counts = counts_table(table, categories)
     exact = _exact(counts, weights)
@@ -120,11 +127,32 @@ def family_measure(table: Table, chance: str, weights: str = "identity") -> Meas
     # coefficient has no least value (about -100 on one disagreeing pair among 100 single ratings).
     units = int(features[:, 0].sum())
     name = {"fleiss": "kappa", "gwet": "AC1", "brennan_prediger": "Brennan-Prediger"}[chance]
-    reason = undefined_reason(units, len(categories), name, "no unit has two ratings")
+    reason = undefined_reason(units, len(categories_of(table)), name, "no unit has two ratings")
     note = _units_note(features)
+    floor = -math.inf
+    if chance != "fleiss":  # their chance agreement is at most T_w / q^2 (pa >= 0 gives the least)
+        note += "; " + _scale_note(categories, scale)
+        most = w.sum() / q**2 if q else 1.0
+        floor = -most / (1 - most) if most < 1 else -math.inf
     return Measure(
-        features, value, units, reason, note, agreement=agreement, comparisons=_comparisons(counts)
+        features, value, units, reason, note, floor, agreement, comparisons=_comparisons(counts)
     )
+
+
+def on_scale(table: Table, scale: Sequence[Hashable] | None) -> list[Hashable]:
+    """The scale's categories in its order, then any label used outside it; without a scale,
+    the categories used."""
+    used = categories_of(table)
+    if scale is None:
+        return used
+    return [*scale, *(c for c in used if c not in set(scale))]
+
+
+def _scale_note(categories: Sequence[Hashable], scale: Sequence[Hashable] | None) -> str:
+    named = ", ".join(map(str, categories))
+    if scale is None:
+        return f"chance over the {len(categories)} categories used ({named}), not a scale's"
+    return f"chance over the scale's {len(categories)} categories ({named})"
 
 
 def percent_agreement_measure(table: Table, weights: str = "identity") -> Measure:
@@ -149,12 +177,17 @@ def fleiss_measure(table: Table, weights: str = "identity") -> Measure:
     return family_measure(table, "fleiss", weights)
 
 
-def gwet_measure(table: Table, weights: str = "identity") -> Measure:
-    return family_measure(table, "gwet", weights)
+def gwet_measure(
+    table: Table, weights: str = "identity", scale: Sequence[Hashable] | None = None
+) -> Measure:
+    return family_measure(table, "gwet", weights, scale)
 
 
-def brennan_prediger_measure(table: Table, weights: str = "identity") -> Measure:
-    return family_measure(table, "brennan_prediger", weights)
+def brennan_prediger_measure(
+    table: Table, weights: str = "identity", scale: Sequence[Hashable] | None = None
+) -> Measure:
+    """Brennan-Prediger (1981), Randolph's free-marginal kappa for many raters: chance 1/q."""
+    return family_measure(table, "brennan_prediger", weights, scale)
 
 
 def conger_measure(table: Table, weights: str = "identity") -> Measure:
@@ -247,7 +280,9 @@ def pair_measure(
     if reason is None and chance == "cohen" and constant:
         reason = f"one rater used one category only: {name} is undefined"
     agreement = lambda s: parts(s)[:3]  # noqa: E731
-    return Measure(features, value, units, reason, agreement=agreement, comparisons=units)
+    # Cohen's and Scott's coefficients lie in [-1, 1]: the interval too (Scott's pi reached
+    # -1.01 on 6 units, widened for few traces)
+    return Measure(features, value, units, reason, None, -1.0, agreement, comparisons=units)
 
 
 def cohen_measure(a: Sequence[Label], b: Sequence[Label], weights: str = "identity") -> Measure:
@@ -268,16 +303,20 @@ def fleiss_kappa(table: Table, weights: str = "identity") -> Stat:
     return fleiss_measure(table, weights).point()
 
 
-def gwet_ac1(table: Table) -> Stat:
-    return gwet_measure(table).point()
+def gwet_ac1(table: Table, scale: Sequence[Hashable] | None = None) -> Stat:
+    return gwet_measure(table, scale=scale).point()
 
 
-def gwet_ac2(table: Table, weights: str = "quadratic") -> Stat:
-    return gwet_measure(table, weights).point()
+def gwet_ac2(
+    table: Table, weights: str = "quadratic", scale: Sequence[Hashable] | None = None
+) -> Stat:
+    return gwet_measure(table, weights, scale).point()
 
 
-def brennan_prediger(table: Table, weights: str = "identity") -> Stat:
-    return brennan_prediger_measure(table, weights).point()
+def brennan_prediger(
+    table: Table, weights: str = "identity", scale: Sequence[Hashable] | None = None
+) -> Stat:
+    return brennan_prediger_measure(table, weights, scale).point()
 
 
 def conger_kappa(table: Table, weights: str = "identity") -> Stat:

@@ -52,20 +52,57 @@ def confusion(pairs: Sequence[Pair]) -> dict[str, int]:
     return {cell: found[cell] for cell in ("tp", "fp", "tn", "fn")}
 
 
-def balanced_accuracy_measure(pairs: Sequence[Pair]) -> stats.Measure:
-    """Per unit one-hot [tp, fn, tn, fp]: the mean of sensitivity and specificity."""
-    features = _one_hot(pairs, ("tp", "fn", "tn", "fp"))
+# A statistic whose denominator holds fewer units than this gets no interval: "too few to
+# say" (a slice of 13 claims showed sensitivity [0.000, 1.000]). Each statistic's denominator:
+# sensitivity the unsupported gold units, specificity the supported, precision the judge's
+# unsupported verdicts, accuracy all; balanced accuracy and kappa the smaller gold class.
+MIN_DENOMINATOR = 5
+DENOMINATORS = {
+    "sensitivity": (("tp", "fn"), "unsupported gold unit"),
+    "specificity": (("tn", "fp"), "supported gold unit"),
+    "precision": (("tp", "fp"), "judge 'unsupported' verdict"),
+    "accuracy": (("tp", "fn", "tn", "fp"), "unit"),
+}
+BALANCED = (
+    "MOVER (Zou & Donner 2008): the mean of sensitivity and specificity, each bound from "
+    "their own intervals, sqrt((p1 - l1)^2 + (p2 - l2)^2) / 2 below and likewise above"
+)
 
-    def value(s: np.ndarray) -> np.ndarray:
-        sensitivity = stats.ratio(s[..., 0], s[..., 0] + s[..., 1])
-        specificity = stats.ratio(s[..., 2], s[..., 2] + s[..., 3])
-        return (sensitivity + specificity) / 2
 
-    totals = features.sum(axis=0)
-    reason = None
-    if not (totals[0] + totals[1]) or not (totals[2] + totals[3]):
-        reason = "needs both supported and unsupported gold"
-    return stats.Measure(features, value, len(pairs), reason, floor=0.0)
+def balanced_accuracy(
+    sensitivity: Mapping[str, Any], specificity: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The mean of sensitivity and specificity, its interval recovered from theirs (MOVER for
+    a sum of independent estimates: they count disjoint units, the unsupported and the
+    supported gold); each component's is Wilson's, or the trace bootstrap's reaching out to it."""
+    parts = (sensitivity, specificity)
+    units = sum(int(p.get("units") or 0) for p in parts)
+    if any(p.get("value") is None for p in parts):
+        return {"value": None, "low": None, "high": None, "units": units,
+                "reason": "needs both supported and unsupported gold"}  # fmt: skip
+    value = (sensitivity["value"] + specificity["value"]) / 2
+    found = {"value": value, "low": None, "high": None, "units": units}
+    if any(p.get("low") is None for p in parts):
+        return {**found, "reason": "no interval for sensitivity or specificity"}
+    below = np.hypot(*(p["value"] - p["low"] for p in parts)) / 2
+    above = np.hypot(*(p["high"] - p["value"] for p in parts)) / 2
+    low, high = max(0.0, value - below), min(1.0, value + above)
+    return {**found, "low": float(low), "high": float(high), "method": BALANCED}
+
+
+def too_few_to_say(found: dict[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+    """Withholds the interval of each statistic whose denominator holds fewer than
+    MIN_DENOMINATOR units: the number stays, the interval says "too few to say"."""
+    positives, negatives = counts["tp"] + counts["fn"], counts["tn"] + counts["fp"]
+    smaller = min((positives, "unsupported gold unit"), (negatives, "supported gold unit"))
+    for name in JUDGE_STATISTICS:
+        cells, noun = DENOMINATORS.get(name, ((), ""))
+        n, what = (sum(counts[c] for c in cells), noun) if cells else smaller
+        stat = found[name]
+        if n < MIN_DENOMINATOR and stat.get("value") is not None:
+            reason = f"too few to say: {n} {what}{'' if n == 1 else 's'} (< {MIN_DENOMINATOR})"
+            found[name] = {**stat, "low": None, "high": None, "reason": reason}
+    return found
 
 
 def _rate_measure(pairs: Sequence[Pair], hit: str, miss: str, reason: str) -> stats.Measure:
@@ -160,12 +197,13 @@ def calibration_stats(
     )
     measures = {name: _rate_measure(pairs, *cells) for name, cells in RATES.items()}
     measures["accuracy"] = accuracy_measure(pairs)
-    measures["balanced_accuracy"] = balanced_accuracy_measure(pairs)
     measures["cohen_kappa"] = kappa_measure(pairs)
     independent = is_independent(pairs)
     found: dict[str, Any] = {"n": len(pairs), "confusion": counts}
     for name in JUDGE_STATISTICS:
-        if name not in (*RATES, "accuracy"):
+        if name == "balanced_accuracy":  # after its components: sensitivity and specificity
+            found[name] = balanced_accuracy(found["sensitivity"], found["specificity"])
+        elif name == "cohen_kappa":
             found[name] = _interval(measures[name], weights, seed)
         elif independent:
             found[name] = _wilson(name, counts, len(pairs))
@@ -173,7 +211,7 @@ def calibration_stats(
             found[name] = widened(
                 _interval(measures[name], weights, seed), _wilson(name, counts, len(pairs))
             )
-    return found
+    return too_few_to_say(found, counts)
 
 
 def widened(boot: dict[str, Any], wilson: dict[str, Any]) -> dict[str, Any]:
