@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = {
     "ANNOTATE_BENCH_CLAIMS": "400",
     "ANNOTATE_BENCH_LARGE": "3000",
+    "ANNOTATE_BENCH_RELEASE": "2000",
     "ANNOTATE_BENCH_LABELLED": "200",
     "ANNOTATE_BENCH_SOURCE": "5000",
     "ANNOTATE_BENCH_SOURCE_IMPORT": "2000",
@@ -27,7 +28,8 @@ TINY = {
     "ANNOTATE_BENCH_SCALE_CLAIMS": "200,400",
 }
 WITHOUT_BROWSER = [
-    "calibration_report", "import_memory", "import_speed", "judge", "page_load", "rates",
+    "calibration_report", "import_memory", "import_release", "import_speed", "judge",
+    "page_load", "rates",
     "sample_source", "sampling", "scaling",
 ]  # fmt: skip
 

@@ -134,6 +134,7 @@ def import_traces(
             sql.finish_import(store, report.import_id, report.counts())
             counts = {**report.counts(), "attached": report.attached}
             record_act(store, who, "import", str(import_id), file=label, **counts)
+    store.release_memory()  # the app lives on after a page import: its memory must come back
     return report
 
 

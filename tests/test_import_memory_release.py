@@ -1,0 +1,29 @@
+"""An import gives back what DuckDB cached while it ran (QA: the app stayed at 645 MB after a
+100k-trace page import, 268 MB before). DuckDB's own accounting of its buffer pool is read, not
+the process's memory: the figures are in tests/bench/bench_import_release.py."""
+
+from __future__ import annotations
+
+from annotate.ingest.importer import import_traces
+from annotate.store import RELEASE_FLOOR
+from tests.bench.synthetic import write_jsonl
+
+MB = 1_000_000
+
+
+def cached_bytes(store) -> int:
+    return int(store.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
+
+
+def test_an_import_leaves_no_more_cached_than_the_release_floor(fresh_store, tmp_path):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, 8000)  # enough rows for the pool to hold more than the floor
+    assert import_traces(fresh_store, path, fmt="jsonl").imported == 8000
+    assert cached_bytes(fresh_store) <= int(RELEASE_FLOOR.removesuffix("MB")) * MB
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == 8000  # reads back from disk
+
+
+def test_the_limit_is_the_configured_one_again_after_the_release(fresh_store):
+    configured = fresh_store.scalar("SELECT current_setting('memory_limit')")
+    fresh_store.release_memory()
+    assert fresh_store.scalar("SELECT current_setting('memory_limit')") == configured
