@@ -67,6 +67,7 @@ def verdict_buttons(view, shown: str) -> None:
             on_click=ui.guard(desk.submit),
             args=(item["label"], view),
             width="stretch",
+            disabled=view.final,  # seen the judge on this trace: the verdict stays
         )
 
 
@@ -94,12 +95,15 @@ def claim_area() -> None:
     )
     if "label_error" in st.session_state:
         st.error(ui.md(st.session_state.pop("label_error")))
+    if "label_notice" in st.session_state:  # a press answered apart from the claim on screen
+        st.info(ui.md(st.session_state.pop("label_notice")))
     last = st.session_state.get("label_last")
     if last is not None:
-        for verdict in judge_feedback(store, user.name, last):
-            st.caption(
-                ui.fmt("Judge on your last claim ({}): {}", verdict["level"], verdict["label"])
-            )
+        for verdict in judge_feedback(store, user.name, last):  # the trace just finished
+            unit = verdict["level"]
+            if verdict["claim_index"] is not None and unit == "claim":
+                unit = f"claim {verdict['claim_index'] + 1}"
+            st.caption(ui.fmt("Judge on this trace ({}): {}", unit, verdict["label"]))
     if desk.stale_question():
         return
     if view is None:
@@ -111,19 +115,7 @@ def claim_area() -> None:
     shown = hashlib.sha256(view.key.encode()).hexdigest()[:12]
     left, right = st.columns([5, 6], gap="medium")
     with left:
-        given = st.session_state.get("label_back") and st.session_state.get("label_given")
-        if given:
-            st.warning(
-                ui.fmt(
-                    "Changing your last verdict, which was **{}** · error type {} · note {}. "
-                    "The change is a new event; the old one stays.",
-                    given["label"],
-                    given["error_type"] or "none",
-                    given["note"] or "none",
-                )
-            )
-        elif st.session_state.get("label_back") is not None:
-            st.warning("Changing your last verdict: the new one is a new event; the old one stays.")
+        panels.changing_notice(view)  # Back or Reopen: a change, or a final verdict
         details = ui.show_claim_box(view)
         mine = my_questions(store, user.name)  # one read: this claim's answers and the list
         panels.claim_answers(mine, view)

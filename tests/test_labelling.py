@@ -307,8 +307,8 @@ def test_gold_and_where_the_judge_disagrees_with_it(ready):
 
 def test_the_revealed_judge_verdict_is_the_one_on_this_claim(ready):
     """Catches the judge feedback read for another claim of the trace (or none): the judge's
-    claim-level verdict in the fixture is on the second claim only; the response verdict
-    shows once every claim of the trace is labelled (browser QA: it showed after the first,
+    claim-level verdict in the fixture is on the second claim only; it and the response
+    verdict show once every claim of the trace is labelled (browser QA: it showed after the first,
     while the trace's other claims were still to label, so the reviewer was no longer blind)."""
     assign(ready, "demo", ["alice"], per_trace=1, seed=1)
     set_reveal_judge_after_submit(ready, True)
@@ -318,9 +318,7 @@ def test_the_revealed_judge_verdict_is_the_one_on_this_claim(ready):
     second = next_claim(ready, "alice", "demo")
     assert (second.trace_id, second.claim_index) == (first.trace_id, 1)
     record_verdict(ready, "alice", second, "supported")
-    assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", second)] == [
-        ("claim", "unsupported")  # the response's verdict waits for the third claim
-    ]
+    assert judge_feedback(ready, "alice", second) == []  # blind until the third is labelled
     third = next_claim(ready, "alice", "demo")
     assert (third.trace_id, third.claim_index) == (first.trace_id, 2)
     record_verdict(ready, "alice", third, "supported")
@@ -329,7 +327,8 @@ def test_the_revealed_judge_verdict_is_the_one_on_this_claim(ready):
         ("response", "unsupported"),
     ]
     assert [(v["level"], v["label"]) for v in judge_feedback(ready, "alice", first)] == [
-        ("response", "unsupported")  # reopened once the trace is done
+        ("claim", "unsupported"),  # the trace's verdicts, whichever of its claims is asked about
+        ("response", "unsupported"),
     ]
 
 

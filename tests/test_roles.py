@@ -158,7 +158,7 @@ def test_a_reviewer_never_sees_the_judge_or_another_reviewer_before_their_verdic
         shown = next_claim_index(seeded)
         if shown is None:
             break
-        assert not [s for s in secrets if s in page.split("Judge on your last claim")[0]]
+        assert not [s for s in secrets if s in page.split("Judge on this trace")[0]]
         button_for(app, "label_button_contradicted_").click().run()
         assert not app.exception, app.exception
         seen_after.append(JUDGE_LABEL in rendered(app))

@@ -39,12 +39,13 @@ class Desk:
     def submit(self, label: str, view: ClaimView) -> None:
         """Button callback for the claim the button was drawn for (never "whatever is current").
 
-        Runs before the rerun, so the next claim is drawn after the commit. A press of a button
-        drawn for a claim no longer on screen (a second key 60 ms after the first, before the
-        page redrew) does nothing: a verdict on it would be a decision about a claim the
-        reviewer no longer sees, and its "already has your verdict" question would block them."""
+        Runs before the rerun, so the next claim is drawn after the commit. Every press is
+        stored and acknowledged, or answered with why not: a press whose claim this session no
+        longer holds as current (a run that moved on was cut short by the next press, and the
+        browser never showed its claim) is still a press on the claim its button showed."""
         shown = self.showing()
         if shown is None or shown.key != view.key:
+            self.submit_elsewhere(label, view)
             return
         error_type = st.session_state.get("label_error_type")
         try:
@@ -67,6 +68,28 @@ class Desk:
         self.session["count"] += 1
         st.session_state["label_last"] = view
         self.fill_in(None)
+
+    def submit_elsewhere(self, label: str, view: ClaimView) -> None:
+        """A press for a claim other than the session's current one: stored if that claim is as
+        its button showed it (no verdict of theirs since), else answered; never silent."""
+        where = f"claim {view.claim_index + 1} of trace {view.trace_id}"
+        latest = my_verdict(self.store, self.user.name, view)
+        if latest is not None and latest["event_id"] != view.based_on:
+            if latest["label"] == label:
+                st.session_state["label_notice"] = f"Already stored: {label} on {where}."
+            else:
+                st.session_state["label_error"] = (
+                    f"That press ({label}) was for {where}, which already has your verdict "
+                    f"{latest['label']}; nothing was stored. Use Back or Reopen to change it."
+                )
+            return
+        try:
+            record_verdict(self.store, self.user.name, view, label, None, "")
+        except AnnotateError as exc:
+            st.session_state["label_error"] = f"Nothing was stored for {where}: {exc}"
+            return
+        self.session["count"] += 1
+        st.session_state["label_notice"] = f"Stored {label} on {where}."
 
     def done_with(self, view: ClaimView) -> None:
         """Move on only if `view` is still the claim on screen (a late repeat changes nothing)."""

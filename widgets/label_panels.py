@@ -73,6 +73,32 @@ KEYS = (
 )
 
 
+def changing_notice(view) -> None:
+    """Above a claim reopened by Back or Reopen: what a change does, or why there is none (the
+    reviewer has seen the judge on its trace: annotate.labelling.blind)."""
+    given = st.session_state.get("label_back") and st.session_state.get("label_given")
+    if view.final:
+        st.info(
+            ui.fmt(
+                "Your verdict **{}** on this claim is final: you have seen the judge's verdict "
+                "on this trace, so a change could follow the judge. Ask a lead if it is wrong.",
+                (given or {}).get("label", ""),
+            )
+        )
+    elif given:
+        st.warning(
+            ui.fmt(
+                "Changing your last verdict, which was **{}** · error type {} · note {}. "
+                "The change is a new event; the old one stays.",
+                given["label"],
+                given["error_type"] or "none",
+                given["note"] or "none",
+            )
+        )
+    elif st.session_state.get("label_back") is not None:
+        st.warning("Changing your last verdict: the new one is a new event; the old one stays.")
+
+
 def claim_answers(mine: list[dict], view) -> None:
     """The reviewer's questions on this claim (from `my_questions`), and the answers to them."""
     for asked in mine:

@@ -17,6 +17,7 @@ from typing import Any
 from annotate.accounts.activity import Actor, record_act
 from annotate.accounts.users import is_active_account
 from annotate.errors import AnnotateError
+from annotate.labelling import blind
 from annotate.labelling.marks import Detail, best_passages, claim_details
 from annotate.store import Store
 from annotate.store import assignments as sql
@@ -67,6 +68,7 @@ class ClaimView:
     total: int
     shown_at: datetime = field(default_factory=datetime.now)
     based_on: int | None = None  # the reviewer's latest event on this claim when shown
+    final: bool = False  # labelled, and the reviewer has seen the judge on the trace (blind.py)
 
     @property
     def version(self) -> str:
@@ -128,6 +130,14 @@ def _latest_event_id(store: Store, reviewer: str, view: ClaimView) -> int | None
     return int(latest["event_id"]) if latest else None
 
 
+def _based_on_latest(store: Store, reviewer: str, view: ClaimView) -> ClaimView:
+    """`view` based on the reviewer's latest verdict; final (read-only) when there is one and
+    they have seen the judge on the trace."""
+    view.based_on = _latest_event_id(store, reviewer, view)
+    view.final = view.based_on is not None and blind.is_final(store, reviewer, view.trace_id)
+    return view
+
+
 def claim_view(
     store: Store, trace_id: str, claim_index: int, position: int = 0, total: int = 0
 ) -> ClaimView:
@@ -153,7 +163,8 @@ def record_verdict(
 
     Refused (nothing stored) when the account is inactive, the claim's text changed, the
     claim was shown less than `min_dwell` ago (the page passes MIN_DWELL), or a newer verdict than `view.based_on`
-    exists (StaleVerdictError, unless it is the same verdict again: then it is that event)."""
+    exists (StaleVerdictError, unless it is the same verdict again: then it is that event),
+    or the claim is labelled and the reviewer has seen the judge on its trace (JudgeSeenError)."""
     version, labels = active_rubric(store)
     names = [item["label"] for item in labels]
     if label not in names:
@@ -184,6 +195,8 @@ def record_verdict(
     }
     with store.transaction():
         latest = sql.latest_label_event(store, reviewer, view.trace_id, view.claim_index)
+        if latest is not None:  # a change: refused once the reviewer has seen the judge
+            blind.check_not_final(store, reviewer, view.trace_id)
         if latest is not None and latest["event_id"] != view.based_on:
             if _same_verdict(latest, row):
                 return int(latest["event_id"])  # a repeat of the verdict just stored
@@ -226,9 +239,9 @@ def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None
     last = sql.last_label_event(store, reviewer, sample)
     if last is None:
         return None
-    view = claim_view(store, last["trace_id"], last["claim_index"])
-    view.based_on = _latest_event_id(store, reviewer, view)
-    return view
+    return _based_on_latest(
+        store, reviewer, claim_view(store, last["trace_id"], last["claim_index"])
+    )
 
 
 RECENT = 20  # verdicts listed to reopen
@@ -254,9 +267,7 @@ def reopen_claim(store: Store, reviewer: str, trace_id: str, claim_index: int) -
     it is a new event based on their latest."""
     if not sql.is_assigned(store, reviewer, trace_id):
         raise LabelError(f"trace {trace_id!r} is not in {reviewer}'s queue")
-    view = claim_view(store, trace_id, claim_index)
-    view.based_on = _latest_event_id(store, reviewer, view)
-    return view
+    return _based_on_latest(store, reviewer, claim_view(store, trace_id, claim_index))
 
 
 def view_after_stale(store: Store, reviewer: str, view: ClaimView) -> ClaimView:
@@ -276,15 +287,10 @@ def progress(
 
 
 def judge_feedback(store: Store, reviewer: str, view: ClaimView) -> list[dict[str, Any]]:
-    """The judge's verdict, only after this reviewer labelled the claim and if a lead allows it:
-    on the claim; on the whole response only once they have labelled (or flagged) every claim
-    of the trace, as it speaks for the claims still to come."""
-    if not reveal_judge_after_submit(store):
-        return []
-    if not sql.has_label(store, reviewer, view.trace_id, view.claim_index):
-        return []
-    whole = sql.claims_left(store, reviewer, view.trace_id) == 0
-    return sql.claim_judge_verdicts(store, view.trace_id, view.claim_index, response=whole)
+    """The judge's verdicts on the claim's trace (each claim's, then the response's), only once
+    this reviewer has labelled every claim of it and if a lead allows it; showing them makes
+    their labels on the trace final (annotate.labelling.blind)."""
+    return blind.reveal_judge(store, reviewer, view.trace_id)
 
 
 def min_dwell(store: Store) -> timedelta:
@@ -302,12 +308,12 @@ def set_min_dwell(store: Store, seconds: float, actor: Actor | str | None = None
 
 
 def reveal_judge_after_submit(store: Store) -> bool:
-    return sql.get_setting(store, "reveal_judge_after_submit") == "true"
+    return blind.reveal_allowed(store)
 
 
 def set_reveal_judge_after_submit(
     store: Store, reveal: bool, actor: Actor | str | None = None
 ) -> None:
     with store.transaction():
-        sql.put_setting(store, "reveal_judge_after_submit", "true" if reveal else "false")
+        sql.put_setting(store, blind.REVEAL_KEY, "true" if reveal else "false")
         record_act(store, actor, "setting", "reveal_judge_after_submit", value=reveal)

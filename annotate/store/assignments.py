@@ -182,30 +182,6 @@ def insert_adjudication(store: Store, row: dict[str, Any]) -> None:
     )
 
 
-def claim_judge_verdicts(
-    store: Store, trace_id: str, claim_index: int, response: bool
-) -> list[dict[str, Any]]:
-    """The judge's verdicts on this claim, and with `response` those on the whole response."""
-    return store.fetch_dicts(
-        "SELECT judge, level, label, score, explanation FROM judge_verdicts WHERE trace_id = ? "
-        "AND (claim_index = ? OR (? AND level = 'response')) ORDER BY level",
-        [trace_id, claim_index, response],
-    )
-
-
-def claims_left(store: Store, reviewer: str, trace_id: str) -> int:
-    """The trace's current claims this reviewer has neither labelled nor flagged."""
-    return int(
-        store.scalar(
-            "SELECT count(*) FROM claims c WHERE c.trace_id = ? AND NOT EXISTS (SELECT 1 FROM "
-            "label_events e WHERE e.reviewer = ? AND e.trace_id = c.trace_id AND e.claim_index "
-            "= c.claim_index) AND NOT EXISTS (SELECT 1 FROM claim_flags f WHERE f.reviewer = ? "
-            "AND f.trace_id = c.trace_id AND f.claim_index = c.claim_index)",
-            [trace_id, reviewer, reviewer],
-        )
-    )
-
-
 def get_setting(store: Store, key: str) -> Any:
     return store.scalar("SELECT value FROM settings WHERE key = ?", [key])
 
@@ -214,15 +190,6 @@ def put_setting(store: Store, key: str, value_json: str) -> None:
     store.execute(
         "INSERT INTO settings VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [key, value_json],
-    )
-
-
-def has_label(store: Store, reviewer: str, trace_id: str, claim_index: int) -> bool:
-    return bool(
-        store.scalar(
-            "SELECT count(*) FROM label_events WHERE reviewer = ? AND trace_id = ? AND claim_index = ?",
-            [reviewer, trace_id, claim_index],
-        )
     )
 
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import json
 
-from annotate.store.schema_review import ATTRIBUTE_NAMES, CLAIM_VERSIONS, FEWER_INDEXES, QUESTIONS
+from annotate.store.schema_review import (
+    ATTRIBUTE_NAMES,
+    CLAIM_VERSIONS,
+    FEWER_INDEXES,
+    JUDGE_REVEALS,
+    LOGIN_TRIES,
+    QUESTIONS,
+)
 from annotate.store.schema_rubrics import rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
@@ -380,4 +387,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0012_source_judge_counts", _SOURCE_JUDGE_COUNTS),
     ("0013_attribute_names", ATTRIBUTE_NAMES),
     ("0014_fewer_indexes", FEWER_INDEXES),
+    ("0015_judge_reveals", JUDGE_REVEALS),
+    ("0016_login_tries", LOGIN_TRIES),
 ]

@@ -1,6 +1,7 @@
 """Migrations 0010_claim_versions (a lead's new versions of flagged claims), 0011_questions
 (reviewers' questions to the leads, with their answers), 0013_attribute_names (the attribute
-keys the traces carry) and 0014_fewer_indexes. Read by schema.py only."""
+keys the traces carry), 0014_fewer_indexes and 0015_judge_reveals (when a reviewer
+was shown the judge on a trace) and 0016_login_tries (where wrong passwords came from). Read by schema.py only."""
 
 from __future__ import annotations
 
@@ -61,4 +62,29 @@ DROP INDEX IF EXISTS contexts_trace;
 DROP INDEX IF EXISTS claims_trace;
 DROP INDEX IF EXISTS verdicts_trace;
 DROP INDEX IF EXISTS verdicts_judge;
+"""
+
+# Once a reviewer has seen the judge's verdict on a trace, their labels on it are final for
+# gold: `last_event` is their latest label event on the trace at the reveal
+# (annotate.labelling.blind).
+JUDGE_REVEALS = """
+CREATE TABLE judge_reveals (
+    reviewer VARCHAR NOT NULL,
+    trace_id VARCHAR NOT NULL,
+    revealed_at TIMESTAMP NOT NULL,
+    last_event BIGINT NOT NULL,
+    PRIMARY KEY (reviewer, trace_id)
+);
+"""
+
+# Wrong passwords slow the browser and the address they came from (annotate.accounts.throttle);
+# a lead's unlock starts a name's count afresh.
+LOGIN_TRIES = """
+ALTER TABLE login_failures ADD COLUMN browser VARCHAR;  -- a random id per browser session
+ALTER TABLE login_failures ADD COLUMN address VARCHAR;  -- the client's network address
+CREATE TABLE login_unlocks (
+    name VARCHAR NOT NULL,
+    unlocked_at TIMESTAMP NOT NULL,
+    unlocked_by VARCHAR NOT NULL
+);
 """
