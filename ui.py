@@ -7,10 +7,12 @@ AnnotateError and show it; anything else is a bug.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import json
 import re
+import secrets
 import time
 
 import streamlit as st
@@ -141,6 +143,53 @@ def prepared(key: str, *chose: object) -> dict | None:
     return held[1] if held and held[0] == _fingerprint(chose) else None
 
 
+# --- downloads -----------------------------------------------------------------------------
+# st.download_button serves its bytes at /media/<hash of the content>, to anyone, with no
+# cookie, after Log out and after the browser closed. Here the bytes go only over the signed-in
+# session's own websocket: a click runs a guarded callback (session valid, role allowed) that
+# makes the bytes, and the next run hands them to the page, which saves them from a blob: URL
+# it revokes at once. No server URL ever holds a file.
+
+_PAGE_ROLES = "ui_page_roles"
+
+
+def download_button(label: str, data, *, file_name: str, mime: str, key: str, where=None) -> None:
+    """Every download of the app. `data` is bytes, text, or a callable making them on click."""
+    (where or st).button(
+        label, key=key, on_click=guard(_make_download), args=(key, data, file_name, mime)
+    )
+    ready = st.session_state.pop(f"{key}::bytes", None)
+    if ready is not None:
+        _save_in_browser(*ready)
+
+
+def _make_download(key: str, data, file_name: str, mime: str) -> None:
+    user = current_user()
+    if user is None or user.role not in st.session_state.get(_PAGE_ROLES, ()):
+        return
+    made = data() if callable(data) else data
+    made = made.encode() if isinstance(made, str) else bytes(made)
+    st.session_state[f"{key}::bytes"] = (made, file_name, mime)
+
+
+def _save_in_browser(data: bytes, file_name: str, mime: str) -> None:
+    payload = json.dumps(
+        {"data": base64.b64encode(data).decode(), "name": file_name, "mime": mime}
+    ).replace("</", "<\\/")
+    st.html(
+        "<script>(() => {"
+        f"const file = {payload};"
+        "const bytes = Uint8Array.from(atob(file.data), (c) => c.charCodeAt(0));"
+        "const url = URL.createObjectURL(new Blob([bytes], {type: file.mime}));"
+        "const link = document.createElement('a');"
+        "link.href = url; link.download = file.name; link.className = 'annotate-download';"
+        "document.body.appendChild(link); link.click(); link.remove();"
+        "URL.revokeObjectURL(url);"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
 def lazy_expander(label: str, key: str):
     """An expander whose content is drawn only while it is open (opening it reruns): a panel
     used now and then costs nothing on the reruns where it is closed. None when closed."""
@@ -215,6 +264,7 @@ def require_role(*roles: str):
     if user.role not in roles:
         st.error("This page is not available to your role.")
         st.stop()
+    st.session_state[_PAGE_ROLES] = roles  # a download's callback checks them again
     _sync_cookie()
     return user
 
@@ -360,7 +410,7 @@ def sign_in_page() -> None:
                 return
             user = create_first_lead(store(), name, password)
         else:
-            user = authenticate(store(), name, password)
+            user = authenticate(store(), name, password, origin=_sign_in_origin())
         token = start_session(store(), user.name)
     except AuthError as exc:
         show_error(exc)
@@ -369,6 +419,19 @@ def sign_in_page() -> None:
     st.session_state[TOKEN_KEY] = token
     st.session_state["auth_set_cookie"] = token
     st.rerun()
+
+
+def _sign_in_origin():  # -> annotate.accounts.throttle.Try
+    """Where this sign-in comes from: this browser session's random id (a browser that has not
+    failed always has its password checked) and the client's address."""
+    from annotate.accounts.throttle import Try
+
+    browser = st.session_state.setdefault("login_browser", secrets.token_urlsafe(12))
+    try:
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - no browser request behind this run (AppTest)
+        address = None
+    return Try(browser, address if isinstance(address, str) else None)
 
 
 def _layered(

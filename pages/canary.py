@@ -44,9 +44,9 @@ st.dataframe(
     key="canary_suites",
 )
 name = st.selectbox("Suite", [s["name"] for s in suites], key="canary_suite")
-st.download_button(
+ui.download_button(
     "Download the suite (JSON Lines)",
-    export_jsonl(store, name),
+    lambda: export_jsonl(store, name),
     file_name=f"{name}.jsonl",
     mime="application/jsonl",
     key="canary_download",

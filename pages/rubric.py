@@ -76,19 +76,21 @@ for mark in marks[-1:]:
         st.success(ui.fmt("Fresh: fingerprint {}", mark["fingerprint"]))
     st.code("\n".join(card_markdown(mark["card"], status)), language="markdown")
 left, right = st.columns(2)
-left.download_button(
+ui.download_button(
     "Download YAML",
-    export_yaml(store, version),
+    lambda: export_yaml(store, version),
     file_name=f"rubric-v{version}.yaml",
     mime="application/yaml",
     key="rubric_download_yaml",
+    where=left,
 )
-right.download_button(
+ui.download_button(
     "Download Markdown",
-    export_markdown(store, version),
+    lambda: export_markdown(store, version),
     file_name=f"rubric-v{version}.md",
     mime="text/markdown",
     key="rubric_download_md",
+    where=right,
 )
 
 if is_lead:

@@ -13,6 +13,7 @@ from annotate.accounts.users import (
     set_active,
     set_password,
     set_session_hours,
+    unlock,
 )
 from annotate.errors import AnnotateError
 from annotate.ingest.inbox import import_folder, set_import_folder
@@ -78,6 +79,8 @@ if others:
     if right.button("Reactivate", key="users_reactivate"):
         set_active(store, target, True, actor=user.name)
         st.rerun()
+    if right.button("Clear wrong-password waits", key="users_unlock"):  # earlier ones stop counting
+        st.success(ui.fmt("{} signs in again without waiting.", unlock(store, target, user.name)))
 
 
 def _new_password() -> None:
@@ -127,15 +130,9 @@ def _setting(key: str, write) -> None:
 st.session_state["users_session_hours"] = session_hours(store)
 st.session_state["users_import_folder"] = str(import_folder(store))
 st.session_state["users_reveal_judge"] = reveal_judge_after_submit(store)
-st.number_input(
-    "Sign-in lasts (hours)",
-    0.25,
-    720.0,
-    step=1.0,
-    key="users_session_hours",
-    on_change=ui.guard(_setting),
-    args=("users_session_hours", set_session_hours),
-)
+st.number_input("Sign-in lasts (hours)", 0.25, 720.0, step=1.0, key="users_session_hours",
+                on_change=ui.guard(_setting),
+                args=("users_session_hours", set_session_hours))  # fmt: skip
 _show("users_session_hours")
 st.text_input(
     "Import folder (the only server folder the Import page reads by path)",

@@ -98,12 +98,13 @@ def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
             "report.json": "application/json",
         }
         for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
-            column.download_button(
+            ui.download_button(
                 ui.fmt("Download {}", name),
                 text,
                 file_name=name,
                 mime=kinds[name],
                 key=f"calibration_download_{name}",
+                where=column,
             )
 
 

@@ -178,6 +178,11 @@ def downloads(
     files = ui.prepared("rates_files", *settings)
     if files:
         for column, (name, data) in zip(st.columns(len(files)), files.items(), strict=True):
-            column.download_button(
-                ui.fmt("Download {}", name), data, file_name=name, key=f"rates_download_{name}"
+            ui.download_button(
+                ui.fmt("Download {}", name),
+                data,
+                file_name=name,
+                mime="application/octet-stream",
+                key=f"rates_download_{name}",
+                where=column,
             )

@@ -1,4 +1,5 @@
-"""Local accounts: roles, scrypt password hashes, sign-in sessions, slowed wrong passwords.
+"""Local accounts: roles, scrypt password hashes, sign-in sessions, slowed wrong passwords
+(the waits: annotate.accounts.throttle).
 
 Roles: reviewer (labels their own queue), lead (everything), auditor (read-only).
 External reviewers (labels imported from elsewhere) have no password and cannot sign in.
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from annotate.accounts.activity import Actor, record_act
+from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.accounts.throttle import FREE_TRIES as FREE_TRIES  # where callers know it
+from annotate.accounts.throttle import Try, say_duration, try_wait
 from annotate.errors import UsageError
 from annotate.store import Store
 from annotate.store import users as sql
@@ -32,12 +35,10 @@ MIN_PASSWORD = 8
 _N, _R, _P = 2**14, 8, 1
 SESSION_HOURS_KEY = "session_hours"
 DEFAULT_SESSION_HOURS = 12.0
-FREE_TRIES = 5  # wrong passwords for one name before each next try must wait
-FIRST_WAIT = timedelta(seconds=30)  # then 30 s, doubling with every further wrong password
-LONGEST_WAIT = timedelta(minutes=15)
 # Tries for one name are checked one after another, each after the failures before it are
 # counted: sessions trying at the same instant cannot all pass the lockout (one process holds
 # the store for writing, so a lock in it is enough). 64 locks, chosen by the name's hash.
+BY_COMMAND = Try()  # no browser: a try from the command line (or a test) counts as one that failed
 _TRY_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
@@ -133,30 +134,45 @@ def create_first_lead(store: Store, name: str, password: str) -> User:
     return add_user(store, name, "lead", password, actor=name.strip())
 
 
-def authenticate(store: Store, name: str, password: str, now: datetime | None = None) -> User:
-    """Check a password. After FREE_TRIES wrong ones for a name, each next try waits longer
-    (the wait is in the message); a try during the wait is refused unchecked. The name is
+def authenticate(
+    store: Store, name: str, password: str, now: datetime | None = None, origin: Try = BY_COMMAND
+) -> User:
+    """Check a password. Wrong ones slow their browser, their name and their address down
+    (annotate.accounts.throttle): a try that must wait is refused unchecked, with the wait in
+    the message; a browser that has not failed always has its password checked. The name is
     matched as typed, else ignoring case and how its characters are written (NFKC)."""
     now = now or datetime.now()
     row = find_account(store, name)
     # failures count against the account whatever case was typed; an unknown name by its fold
     key = row["name"] if row else fold_name(name)[: REVIEWER_NAME_CHARS + 1]
     with _TRY_LOCKS[hash(key) % len(_TRY_LOCKS)]:
-        wait = login_wait(store, key, now)
+        wait = try_wait(store, key, origin, now)
         if wait:
             raise AuthError(
-                f"too many wrong passwords for {key!r}: wait {_say_duration(wait)} before the next try"
+                f"too many wrong passwords {wait[0]}: wait {say_duration(wait[1])} before the "
+                "next try (a browser that has not failed can still sign in)"
             )
         # an unknown name (or one that cannot sign in) costs the same scrypt as a wrong
         # password: the time of the answer must not say whether the account exists
         stored = (row or {}).get("password_hash") or _decoy_hash()
         if not check_password(password, stored) or row is None or not row["password_hash"]:
             with store.transaction():
-                sql.insert_login_failure(store, key, now)
+                sql.insert_login_failure(store, key, now, origin.browser, origin.address)
             raise AuthError("wrong user name or password")
     if not row["active"]:
         raise AuthError(f"the account {key!r} is deactivated; ask a lead")
     return User(key, row["role"])
+
+
+def unlock(store: Store, name: str, actor: Actor | str | None = None) -> str:
+    """A lead's way back: the name's wrong passwords so far no longer slow any try for it."""
+    row = find_account(store, name)
+    if row is None or row["external"]:
+        raise AuthError(f"no account named {name!r} that can sign in")
+    with store.transaction():
+        sql.insert_unlock(store, row["name"], datetime.now(), as_actor(actor).name)
+        record_act(store, actor, "account", row["name"], action="unlock")
+    return str(row["name"])
 
 
 def fold_name(name: str) -> str:
@@ -179,18 +195,10 @@ def _decoy_hash() -> str:
 
 
 def login_wait(store: Store, name: str, now: datetime | None = None) -> timedelta | None:
-    """How long `name` must still wait before the next password is checked, if at all."""
-    count, latest = sql.recent_failures(store, name.strip())
-    if count < FREE_TRIES or latest is None:
-        return None
-    wait = min(FIRST_WAIT * 2 ** (count - FREE_TRIES), LONGEST_WAIT)
-    left = latest + wait - (now or datetime.now())
-    return left if left > timedelta(0) else None
-
-
-def _say_duration(wait: timedelta) -> str:
-    seconds = max(int(wait.total_seconds() + 0.999), 1)
-    return f"{seconds} s" if seconds < 120 else f"{(seconds + 59) // 60} min"
+    """How long a try for `name` from a browser that has failed (or the command line) must
+    still wait before its password is checked, if at all."""
+    wait = try_wait(store, name.strip(), Try(), now or datetime.now())
+    return wait[1] if wait else None
 
 
 def session_hours(store: Store) -> float:

@@ -11,7 +11,15 @@ import sys
 from typing import Any
 
 from annotate.accounts.activity import KINDS, activity, may_act
-from annotate.accounts.users import ROLES, AuthError, add_user, list_users, set_active, set_password
+from annotate.accounts.users import (
+    ROLES,
+    AuthError,
+    add_user,
+    list_users,
+    set_active,
+    set_password,
+    unlock,
+)
 from annotate.cli.console import LIMIT, SEED, shown
 from annotate.errors import counted
 from annotate.labelling.assignment import assign
@@ -40,6 +48,12 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     password.add_argument("name")
     common(password, json_flag=False)
     password.set_defaults(run=lambda args: run_user_password(args, writer, say))
+    unlocking = actions.add_parser(
+        "unlock", help="clear the waits that wrong passwords put on an account's sign-in"
+    )
+    unlocking.add_argument("name")
+    common(unlocking, json_flag=False)
+    unlocking.set_defaults(run=lambda args: run_user_unlock(args, writer, say))
     listing = actions.add_parser("list", help="every account")
     common(listing)
     listing.set_defaults(run=lambda args: run_user_list(args, writer, emit))
@@ -92,6 +106,13 @@ def run_user_active(args: argparse.Namespace, writer: Any, say: Any, active: boo
     with writer(args) as store:
         name = set_active(store, args.name, active, actor=args.actor)
     say(f"{name} is now {'active' if active else 'deactivated'}")
+    return 0
+
+
+def run_user_unlock(args: argparse.Namespace, writer: Any, say: Any) -> int:
+    with writer(args) as store:
+        name = unlock(store, args.name, actor=args.actor)
+    say(f"{name} can sign in again without waiting; earlier wrong passwords no longer count")
     return 0
 
 

@@ -100,15 +100,34 @@ def update_password(store: Store, name: str, password_hash: str) -> None:
     store.execute("UPDATE users SET password_hash = ? WHERE name = ?", [password_hash, name])
 
 
-def insert_login_failure(store: Store, name: str, at: datetime) -> None:
-    store.execute("INSERT INTO login_failures VALUES (?, ?)", [name, at])
+def insert_login_failure(
+    store: Store, name: str, at: datetime, browser: str | None = None, address: str | None = None
+) -> None:
+    store.execute(
+        "INSERT INTO login_failures (name, failed_at, browser, address) VALUES (?, ?, ?, ?)",
+        [name, at, browser, address],
+    )
 
 
-def recent_failures(store: Store, name: str) -> tuple[int, datetime | None]:
-    """Wrong passwords for `name` since its last sign-in: (count, time of the latest)."""
+_FAILURE_KEYS = ("name", "browser", "address")  # the only columns a count may be keyed on
+
+
+def failures_from(
+    store: Store, name: str, column: str, value: str | None, since: datetime
+) -> tuple[int, datetime | None]:
+    """Wrong passwords with `column` = `value` after `since`, and after `name`'s last sign-in
+    and last unlock (a try for `name` starts afresh from those): (count, time of the latest)."""
+    if value is None or column not in _FAILURE_KEYS:
+        return 0, None
     row = store.fetchone(
-        "SELECT count(*), max(failed_at) FROM login_failures WHERE name = ? AND failed_at > "
-        "coalesce((SELECT max(created_at) FROM auth_sessions WHERE name = ?), TIMESTAMP '1970-01-01')",
-        [name, name],
+        f"SELECT count(*), max(failed_at) FROM login_failures WHERE {column} = ? "
+        "AND failed_at > greatest(?::TIMESTAMP, "
+        "coalesce((SELECT max(created_at) FROM auth_sessions WHERE name = ?), ?::TIMESTAMP), "
+        "coalesce((SELECT max(unlocked_at) FROM login_unlocks WHERE name = ?), ?::TIMESTAMP))",
+        [value, since, name, since, name, since],
     )
     return (int(row[0]), row[1]) if row else (0, None)
+
+
+def insert_unlock(store: Store, name: str, at: datetime, by: str) -> None:
+    store.execute("INSERT INTO login_unlocks VALUES (?, ?, ?)", [name, at, by])
