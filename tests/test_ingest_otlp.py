@@ -123,7 +123,10 @@ def test_a_rag_chat_span_gets_the_users_question_the_answer_and_the_retrieved_do
     assert trace.request == "How long do annual refunds take?"  # not the system prompt
     assert trace.response == "Annual plan refunds are issued within 14 days."
     assert contexts(trace) == [
-        ("retrieval kb/refunds-12", "Refunds for annual plans are issued within 14 days of cancellation."),
+        (
+            "retrieval kb/refunds-12",
+            "Refunds for annual plans are issued within 14 days of cancellation.",
+        ),
         ("retrieval kb/plans-3", "The Pro plan costs $30 per month."),
     ]
     assert (trace.line, trace.feature, trace.model) == (1, "billing_qa", "gpt-4o-mini-2024-07-18")
