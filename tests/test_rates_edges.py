@@ -10,6 +10,7 @@ import pytest
 from rates_data import make_store
 
 from annotate.rates.gaps import rogan_gladen_unfit
+from annotate.stats import ppi
 from annotate.stats import rates as est
 from annotate.store import open_store
 
@@ -58,8 +59,8 @@ def test_ppi_on_a_constant_judge_matches_ppi_python_with_lambda_one():
     from ppi_py import ppi_mean_ci
 
     gold = np.r_[np.ones(10), np.zeros(10)]  # power tuning: NaN here (0 / 0)
-    data = est.StratumData(1.0, gold, np.zeros(20), np.zeros(200))
-    point, se = est.ppi_stratum(data, floor=False)
+    data = ppi.StratumData(1.0, gold, np.zeros(20), np.zeros(200))
+    point, se = ppi.ppi_stratum(data, floor=False)
     low, high = (float(v[0]) for v in ppi_mean_ci(gold, np.zeros(20), np.zeros(200), 0.05, lam=1))
     assert point == pytest.approx(10 / 20)
     assert se == pytest.approx((high - low) / (2 * 1.959963984540054))

@@ -12,6 +12,7 @@ import pytest
 from bca_reference import bca_widened
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
+from annotate.stats import ppi
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
 
@@ -27,8 +28,8 @@ def fixed_example():
 def test_one_stratum_ppi_equals_ppi_python():
     """Without the floor on the standard error (rectifier_floor) the numbers are ppi-python's."""
     gold, judged, unlabelled = fixed_example()
-    rate, low, high = est.ppi_stratified(
-        [est.StratumData(1.0, gold, judged, unlabelled)], floor=False
+    rate, low, high = ppi.ppi_stratified(
+        [ppi.StratumData(1.0, gold, judged, unlabelled)], floor=False
     )
     reference = float(np.ravel(ppi_mean_pointestimate(gold, judged, unlabelled))[0])
     ref_low, ref_high = (
@@ -41,8 +42,8 @@ def test_one_stratum_ppi_equals_ppi_python():
 def test_strata_combine_by_population_share_with_independent_variances():
     gold, judged, unlabelled = fixed_example()
     other = (gold[:40], judged[:40], unlabelled[:500])
-    parts = [est.StratumData(3.0, gold, judged, unlabelled), est.StratumData(1.0, *other)]
-    rate, low, high = est.ppi_stratified(parts, floor=False)
+    parts = [ppi.StratumData(3.0, gold, judged, unlabelled), ppi.StratumData(1.0, *other)]
+    rate, low, high = ppi.ppi_stratified(parts, floor=False)
     points, ses = [], []
     for y, yhat, rest in ((gold, judged, unlabelled), other):
         points.append(float(np.ravel(ppi_mean_pointestimate(y, yhat, rest))[0]))
@@ -56,12 +57,12 @@ def test_strata_combine_by_population_share_with_independent_variances():
 
 def test_the_floor_keeps_a_stratum_that_never_disagreed_from_claiming_no_error():
     gold = np.array([0.0] * 38 + [1.0] * 2)
-    data = est.StratumData(1.0, gold, gold.copy(), np.zeros(5000))
-    _, se_raw = est.ppi_stratum(data, floor=False)
-    point, se = est.ppi_stratum(data)
+    data = ppi.StratumData(1.0, gold, gold.copy(), np.zeros(5000))
+    _, se_raw = ppi.ppi_stratum(data, floor=False)
+    point, se = ppi.ppi_stratum(data)
     assert se_raw == 0.0  # ppi-python: no disagreement seen, no rectifier variance
-    quarter = 0.25 / 40.5
-    assert se == pytest.approx(math.sqrt((2 * quarter) / 40))  # miss = alarm: no mean term
+    one = 1 / 42  # tuned lambda 1 (clipped): a pseudo-miss and a pseudo-alarm of 42
+    assert se == pytest.approx(math.sqrt((2 * one) / 40))  # miss = alarm: no mean term
     assert point == pytest.approx(0.0)
 
 
@@ -155,6 +156,11 @@ def _rogan_gladen_by_hand(observed, cells, draws, level=0.95):
     return values, np.quantile(values, [tail, 1 - tail])
 
 
+def rogan_gladen_at(observed, cells, draws, level=0.95):
+    """The interval when the raw rate is taken as known (it is the same in every resample)."""
+    return est.rogan_gladen_interval(observed, np.full(len(draws), observed), cells, draws, level)
+
+
 def test_rogan_gladen_interval_is_the_percentile_of_the_resampled_corrections():
     """Catches the cells read in another order, an unclipped or unfiltered resample, the wrong
     tails, or a point estimate off the pooled sensitivity and specificity."""
@@ -163,14 +169,14 @@ def test_rogan_gladen_interval_is_the_percentile_of_the_resampled_corrections():
     cells = np.column_stack([rng.integers(0, h, 60) for h in highs]).astype(float)
     draws = rng.multinomial(60, np.full(60, 1 / 60), size=400).astype(float)
     observed = 0.18
-    point, low, high = est.rogan_gladen_interval(observed, cells, draws)
+    point, low, high = rogan_gladen_at(observed, cells, draws)
     tp, fn, tn, fp = cells.sum(axis=0)
     assert point == pytest.approx(est.rogan_gladen(observed, tp / (tp + fn), tn / (tn + fp)))
     values, (want_low, want_high) = _rogan_gladen_by_hand(observed, cells, draws)
     assert len(values) == 400
     assert (low, high) == (pytest.approx(want_low), pytest.approx(want_high))
     _, (low90, high90) = _rogan_gladen_by_hand(observed, cells, draws, 0.9)
-    assert est.rogan_gladen_interval(observed, cells, draws, 0.9)[1:] == (
+    assert rogan_gladen_at(observed, cells, draws, 0.9)[1:] == (
         pytest.approx(low90),
         pytest.approx(high90),
     )
@@ -180,14 +186,14 @@ def test_rogan_gladen_interval_without_both_gold_classes_or_skill_is_none():
     """Catches a correction made with no missed or no clean units, or from mostly chance."""
     draws = np.ones((10, 2))
     no_positive = np.array([[0, 0, 5, 1], [0, 0, 4, 0]], dtype=float)
-    assert est.rogan_gladen_interval(0.2, no_positive, draws)[0] is None
+    assert rogan_gladen_at(0.2, no_positive, draws)[0] is None
     chance = np.array([[1, 1, 1, 1], [1, 1, 1, 1]], dtype=float)  # sensitivity + specificity = 1
-    point, low, high = est.rogan_gladen_interval(0.2, chance, draws)
+    point, low, high = rogan_gladen_at(0.2, chance, draws)
     assert point is None and math.isnan(low) and math.isnan(high)
     # Skilled on the whole table, but most resamples draw only the unskilled group: no interval.
     mixed = np.array([[5, 0, 5, 0], [1, 1, 1, 1]], dtype=float)
     draws = np.array([[0, 2]] * 6 + [[2, 0]] * 4, dtype=float)
-    point, low, high = est.rogan_gladen_interval(0.2, mixed, draws)
+    point, low, high = rogan_gladen_at(0.2, mixed, draws)
     assert point is not None and math.isnan(low) and math.isnan(high)
 
 
@@ -198,19 +204,15 @@ def test_rogan_gladen_interval_at_its_edges():
     warnings let out (a resample with no skill divides by zero)."""
     draws = np.ones((1, 1))
     one_positive = np.array([[1, 0, 9, 1]], dtype=float)  # sensitivity 1/1, specificity 0.9
-    assert est.rogan_gladen_interval(0.3, one_positive, draws)[0] == pytest.approx(
-        (0.3 + 0.9 - 1) / 0.9
-    )
+    assert rogan_gladen_at(0.3, one_positive, draws)[0] == pytest.approx((0.3 + 0.9 - 1) / 0.9)
     one_negative = np.array([[8, 2, 1, 0]], dtype=float)  # sensitivity 0.8, specificity 1/1
-    assert est.rogan_gladen_interval(0.3, one_negative, draws)[0] == pytest.approx(0.3 / 0.8)
+    assert rogan_gladen_at(0.3, one_negative, draws)[0] == pytest.approx(0.3 / 0.8)
     as_many_missed = np.array([[2, 2, 9, 1]], dtype=float)  # tp == fn: still a correction
-    assert est.rogan_gladen_interval(0.3, as_many_missed, draws)[0] == pytest.approx(0.2 / 0.4)
+    assert rogan_gladen_at(0.3, as_many_missed, draws)[0] == pytest.approx(0.2 / 0.4)
     as_many_flagged = np.array([[9, 1, 2, 2]], dtype=float)  # tn == fp
-    assert est.rogan_gladen_interval(0.6, as_many_flagged, draws)[0] == pytest.approx(
-        (0.6 + 0.5 - 1) / 0.4
-    )
+    assert rogan_gladen_at(0.6, as_many_flagged, draws)[0] == pytest.approx((0.6 + 0.5 - 1) / 0.4)
     # The judge flags far more than its sensitivity explains: every correction is clipped to 1.
-    point, low, high = est.rogan_gladen_interval(0.95, np.array([[6, 4, 9, 1]], float), draws)
+    point, low, high = rogan_gladen_at(0.95, np.array([[6, 4, 9, 1]], float), draws)
     assert (point, low, high) == (1.0, 1.0, 1.0)
     # Half the resamples draw the unskilled group alone (youden 0: a division by zero, and
     # 0/0 at observed 0.5): the other half still give an interval, without a numpy warning.
@@ -219,7 +221,7 @@ def test_rogan_gladen_interval_at_its_edges():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for observed in (0.2, 0.5):
-            point, low, high = est.rogan_gladen_interval(observed, groups, draws)
+            point, low, high = rogan_gladen_at(observed, groups, draws)
             assert (low, high) == (pytest.approx(observed), pytest.approx(observed))
 
 
@@ -336,37 +338,37 @@ def test_ppi_at_another_level_is_ppi_pythons_at_that_level():
     """Catches the level turned into a wrong alpha: the standard error behind ppi-python's 90%
     interval is the same positive number as behind its 95% one."""
     gold, judged, unlabelled = fixed_example()
-    data = est.StratumData(1.0, gold, judged, unlabelled)
-    _, se90 = est.ppi_stratum(data, level=0.9, floor=False)
+    data = ppi.StratumData(1.0, gold, judged, unlabelled)
+    _, se90 = ppi.ppi_stratum(data, level=0.9, floor=False)
     low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(gold, judged, unlabelled, alpha=0.1))
     assert se90 == pytest.approx((high - low) / (2 * 1.6448536269514722))
-    assert se90 == pytest.approx(est.ppi_stratum(data, floor=False)[1])
+    assert se90 == pytest.approx(ppi.ppi_stratum(data, floor=False)[1])
 
 
 def test_the_floor_applies_by_default_and_counts_misses_alarms_and_the_unlabelled():
     """Catches the floor off by default, a miss or an alarm not counted, a wrong variance
     term, and the unlabelled part's variance dropped, added wrongly or invented when empty.
     By hand: se^2 = (m + a - (m - a)^2) / n + var(unlabelled) / N, with m and a the miss and
-    false-alarm shares after a quarter pseudo-count each."""
+    false-alarm shares after a pseudo-count each (at lambda 1, where this data tunes it)."""
     gold = np.array([1.0] * 6 + [0.0] * 34)
     judged = np.array([0.0] * 3 + [1.0] * 3 + [1.0] * 1 + [0.0] * 33)  # 3 misses, 1 alarm
     unlabelled = np.array([1.0] * 30 + [0.0] * 170)
-    m, a = 3.25 / 40.5, 1.25 / 40.5
+    m, a = 4 / 42, 2 / 42
     want = math.sqrt((m + a - (m - a) ** 2) / 40 + np.var(unlabelled) / 200)
-    assert est.rectifier_floor(gold, judged, unlabelled) == pytest.approx(want)
-    assert est.rectifier_floor(gold, judged, np.array([])) == pytest.approx(
+    assert ppi.rectifier_floor(gold, judged, unlabelled) == pytest.approx(want)
+    assert ppi.rectifier_floor(gold, judged, np.array([])) == pytest.approx(
         math.sqrt((m + a - (m - a) ** 2) / 40)
     )
     one_miss = np.array([1.0] * 4 + [0.0] * 36)
-    data = est.StratumData(1.0, one_miss, np.r_[0.0, one_miss[1:]], np.zeros(2000))
-    m, a = 1.25 / 40.5, 0.25 / 40.5  # one miss, no alarm: the floor binds over ppi-python's se
+    data = ppi.StratumData(1.0, one_miss, np.r_[0.0, one_miss[1:]], np.zeros(2000))
+    m, a = 2 / 42, 1 / 42  # one miss, no alarm: the floor binds over ppi-python's se
     want = math.sqrt((m + a - (m - a) ** 2) / 40)
-    assert est.ppi_stratum(data)[1] == pytest.approx(want)
-    assert want > est.ppi_stratum(data, floor=False)[1]
+    assert ppi.ppi_stratum(data)[1] == pytest.approx(want)
+    assert want > ppi.ppi_stratum(data, floor=False)[1]
     agreeing = np.array([0.0] * 38 + [1.0] * 2)
-    data = [est.StratumData(1.0, agreeing, agreeing.copy(), np.zeros(5000))]
-    _, low, high = est.ppi_stratified(data)  # default: floored, so not a zero-width interval
-    assert (low, high) == (0.0, pytest.approx(1.959963984540054 * math.sqrt(0.5 / 40.5 / 40)))
+    data = [ppi.StratumData(1.0, agreeing, agreeing.copy(), np.zeros(5000))]
+    _, low, high = ppi.ppi_stratified(data)  # default: floored, so not a zero-width interval
+    assert (low, high) == (0.0, pytest.approx(1.959963984540054 * math.sqrt(2 / 42 / 40)))
 
 
 def test_ppi_keeps_a_rate_and_its_interval_within_zero_and_one():
@@ -377,10 +379,10 @@ def test_ppi_keeps_a_rate_and_its_interval_within_zero_and_one():
     judged = np.array([0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0], dtype=float)
     unlabelled = np.array([1.0] * 363 + [0.0] * 8)
     assert float(np.ravel(ppi_mean_pointestimate(gold, judged, unlabelled))[0]) > 1.4
-    data = [est.StratumData(1.0, gold, judged, unlabelled)]
-    assert est.ppi_stratified(data, floor=False) == (1.0, 1.0, 1.0)
-    flipped = [est.StratumData(1.0, 1 - gold, 1 - judged, 1 - unlabelled)]
-    assert est.ppi_stratified(flipped, floor=False) == (0.0, 0.0, 0.0)
+    data = [ppi.StratumData(1.0, gold, judged, unlabelled)]
+    assert ppi.ppi_stratified(data, floor=False) == (1.0, 1.0, 1.0)
+    flipped = [ppi.StratumData(1.0, 1 - gold, 1 - judged, 1 - unlabelled)]
+    assert ppi.ppi_stratified(flipped, floor=False) == (0.0, 0.0, 0.0)
 
 
 def test_drift_of_two_exact_rates_and_of_unequal_widths():

@@ -2,9 +2,10 @@
 
 weighted_human: gold on the sample, each trace weighted N_h / m_h (m_h: the stratum's traces
 with gold at this level), a ratio estimator; BCa bootstrap resampling traces within strata.
-judge_raw: the judge's share over every frame trace in the slice (what a dashboard shows).
+judge_raw: the judge's share over the slice's frame traces it read (what a dashboard shows).
 judge_corrected: PPI++ (ppi-python) per stratum, combined with the strata's population shares.
-rogan_gladen: the raw rate corrected by the judge's sensitivity and specificity on gold.
+rogan_gladen: the raw rate corrected by the judge's design-weighted sensitivity and specificity
+on gold, with a bootstrap moving the raw rate and the calibration together.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import pandas as pd
 
 from annotate.errors import counted, stratum_label
 from annotate.rates import gaps
+from annotate.rates import rogan_gladen as rg
 from annotate.rates.clustered import clustered
 from annotate.rates.inputs import RatesInput
+from annotate.stats import ppi
 from annotate.stats import rates as est
 from annotate.stats.intervals import resample_weights
 
@@ -121,7 +124,10 @@ def judge_raw(
     inputs: RatesInput, part: pd.DataFrame, level: str, values: Mapping[str, Any]
 ) -> est.Rate:
     """`part`: the frame traces of the slice (a row stands for `traces` traces)."""
-    method = f"judge {inputs.judge}: share of its {level} verdicts over all {int(part['traces'].sum())} frame traces in the slice; Wilson"
+    method = (
+        f"judge {inputs.judge}: share of its {level} verdicts on the {traces_read(part, level):,} "
+        f"of the slice's {int(part['traces'].sum()):,} frame traces it read; Wilson"
+    )
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
     if _not_by_strata(inputs, values):
@@ -131,6 +137,13 @@ def judge_raw(
     judged = part[part["jr"].notna()]
     hits = int(judged.loc[judged["jr"] == 1, "traces"].sum())
     return est.wilson_rate(hits, int(judged["traces"].sum()), method)
+
+
+def traces_read(part: pd.DataFrame, level: str) -> int:
+    """The slice's frame traces with a judge verdict at `level` (a claim judged, or an outcome
+    for the response): the judge may have read fewer than the frame holds."""
+    read = part["jcn"] > 0 if level == "claim" else part["jr"].notna()
+    return int(part.loc[read, "traces"].sum())
 
 
 def _not_by_strata(inputs: RatesInput, values: Mapping[str, Any]) -> bool:
@@ -178,7 +191,7 @@ def judge_corrected(
     method = (
         f"PPI++ (ppi-python, power-tuned) per stratum on judge {inputs.judge}"
         + _rubric(inputs)
-        + f", combined with the strata's population shares; normal interval, each stratum's standard error at least that of a quarter pseudo-count of misses and false alarms; {level}s as units"
+        + f", combined with the strata's population shares; normal interval, each stratum's standard error at least that of one pseudo-count of misses and false alarms at its tuned lambda (the gold labels' own mean where that is narrower); {level}s as units"
     )
     if inputs.judge is None:
         return est.Rate(None, None, None, 0, method, "no judge verdicts in the store")
@@ -189,7 +202,7 @@ def judge_corrected(
         return est.Rate(
             None, None, None, len(in_slice), method, f"judge not calibrated here: {reason}"
         )
-    rate, low, high = est.ppi_stratified(strata)
+    rate, low, high = ppi.ppi_stratified(strata)
     return est.Rate(rate, low, high, len(in_slice), method)
 
 
@@ -200,7 +213,7 @@ def _rubric(inputs: RatesInput) -> str:
 
 def _ppi_strata(
     frame: pd.DataFrame, pairs: pd.DataFrame, level: str
-) -> tuple[list[est.StratumData], str | None]:
+) -> tuple[list[ppi.StratumData], str | None]:
     if len(pairs) < MIN_PAIRS:
         return [], f"{counted(len(pairs), 'unit')} with gold and a judge verdict (< {MIN_PAIRS})"
     found = []
@@ -234,7 +247,7 @@ def _ppi_strata(
             )
         judged = gold["judge"].to_numpy(float)
         found.append(
-            est.StratumData(
+            ppi.StratumData(
                 float(share),
                 gold["gold"].to_numpy(float),
                 judged,
@@ -251,10 +264,15 @@ def rogan_gladen(
     level: str,
     raw: est.Rate,
     pairs: pd.DataFrame,
+    part: pd.DataFrame,
 ) -> est.Rate:
+    """`raw`: the judge's raw rate of the slice; `part`: the slice's frame rows."""
     method = (
-        f"Rogan-Gladen on judge {inputs.judge}'s raw rate with its sensitivity and specificity on "
-        "this slice's gold (pooled, unweighted); percentile bootstrap of the gold pairs"
+        f"Rogan-Gladen on judge {inputs.judge}'s raw rate with its sensitivity and specificity "
+        "on this slice's gold, each trace weighted 1/pi (N_h / labelled n_h); percentile "
+        "bootstrap resampling traces within strata, labelled and not, so the raw rate's "
+        f"sampling error is carried with the calibration's: {design.resamples} resamples, "
+        f"seed {design.seed}"
     )
     in_slice = pairs[_mask(pairs, values)]
     if _not_by_strata(inputs, values):
@@ -269,34 +287,16 @@ def rogan_gladen(
             f"judge not calibrated here: {counted(len(in_slice), 'unit')} with gold and a verdict "
             f"(< {MIN_PAIRS})",
         )
-    cells = _cells(design, in_slice)
-    members = np.flatnonzero(cells.any(axis=1))
-    unfit = gaps.rogan_gladen_unfit(raw.rate, cells[members].sum(axis=0))
+    members = np.flatnonzero(_mask(design.units, values))
+    cells = rg.weighted_cells(design.units, in_slice)[members]
+    unfit = gaps.rogan_gladen_unfit(raw.rate, cells.sum(axis=0))
     if unfit:
         return est.Rate(None, None, None, len(in_slice), method, unfit)
-    rate, low, high = est.rogan_gladen_interval(raw.rate, cells[members], design.draws[:, members])
+    observed = rg.raw_draws(design.units, members, design.draws, part, level, design.seed)
+    rate, low, high = est.rogan_gladen_interval(raw.rate, observed, cells, design.draws[:, members])
     if math.isnan(low):
         return est.Rate(rate, None, None, len(in_slice), method, "too few pairs for an interval")
     return est.Rate(rate, low, high, len(in_slice), method)
-
-
-def _cells(design: Design, pairs: pd.DataFrame) -> np.ndarray:
-    """groups x [tp, fn, tn, fp], aligned with the design's resampled traces."""
-    kinds = (
-        pd.DataFrame(
-            {
-                "trace_id": pairs["trace_id"],
-                "tp": (pairs["gold"] == 1) & (pairs["judge"] == 1),
-                "fn": (pairs["gold"] == 1) & (pairs["judge"] == 0),
-                "tn": (pairs["gold"] == 0) & (pairs["judge"] == 0),
-                "fp": (pairs["gold"] == 0) & (pairs["judge"] == 1),
-            }
-        )
-        .groupby("trace_id")
-        .sum()
-    )
-    aligned = kinds.reindex(design.units["trace_id"]).fillna(0)
-    return aligned.to_numpy(float)
 
 
 def rate_rows(
@@ -364,7 +364,7 @@ def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[s
         elif name == "judge_corrected":
             found[name] = judge_corrected(inputs, part, values, level, pairs)
         elif name == "rogan_gladen":
-            found[name] = rogan_gladen(inputs, design, values, level, raw, pairs)
+            found[name] = rogan_gladen(inputs, design, values, level, raw, pairs, part)
     return found
 
 

@@ -1,5 +1,5 @@
 """Rate estimators on arrays: the design-weighted ratio with a stratified BCa bootstrap,
-prediction-powered inference per stratum (ppi-python), Rogan-Gladen, threshold states, the
+Rogan-Gladen (prediction-powered inference is stats.ppi's), threshold states, the
 drift test and the label budget. Pure numbers: no store, no LLM.
 """
 
@@ -151,82 +151,6 @@ def wilson_rate(hits: int, n: int, method: str) -> Rate:
     return Rate(hits / n, low, high, n, method)
 
 
-@dataclass(frozen=True)
-class StratumData:
-    """One stratum's part of a slice for PPI: its population share, gold and judge outcomes on
-    the labelled units, the judge's outcomes on the rest (all 0/1)."""
-
-    share: float
-    gold: np.ndarray
-    judged: np.ndarray
-    unlabelled: np.ndarray
-
-
-def ppi_stratum(data: StratumData, level: float = 0.95, floor: bool = True) -> tuple[float, float]:
-    """(estimate, standard error) of one stratum's mean by ppi-python (power-tuned PPI++); the
-    standard error is ppi-python's unless `floor` raises it to rectifier_floor's.
-
-    A judge whose outcome is the same on every unit of the stratum has no variance to tune
-    on (ppi-python's lambda is 0 / 0, NaN): there PPI takes lambda = 1, which is the
-    classical mean of the gold labels, as the judge then carries no information."""
-    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # heavy import: only when used
-
-    alpha = 1 - level
-    y, yhat, rest = (np.asarray(a, dtype=float) for a in (data.gold, data.judged, data.unlabelled))
-    lam = 1.0 if judge_is_constant(data) else None
-    point = float(np.ravel(ppi_mean_pointestimate(y, yhat, rest, lam=lam))[0])
-    low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(y, yhat, rest, alpha=alpha, lam=lam))
-    if not all(math.isfinite(v) for v in (point, low, high)):
-        raise ArithmeticError(f"PPI gave no number on {len(y)} labels: {point}, [{low}, {high}]")
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    se = (high - low) / (2 * z)
-    return point, max(se, rectifier_floor(y, yhat, rest)) if floor else se
-
-
-def judge_is_constant(data: StratumData) -> bool:
-    """The judge gave one outcome on every unit of the stratum, labelled or not."""
-    outcomes = np.concatenate([np.ravel(data.judged), np.ravel(data.unlabelled)])
-    return bool(len(outcomes)) and bool(np.all(outcomes == outcomes[0]))
-
-
-PSEUDO_COUNT = 0.25  # per disagreement cell; chosen by tests/test_rates_simulation.py
-
-
-def rectifier_floor(gold: np.ndarray, judged: np.ndarray, unlabelled: np.ndarray) -> float:
-    """The least standard error a stratum may claim: 40 labels that all agree with the judge
-    do not prove it never errs. Misses and false alarms each get a quarter pseudo-count
-    (without it, PPI's CLT interval covered 84% in the simulation; with it, 95%)."""
-    n = len(gold)
-    misses = float(np.sum((gold == 1) & (judged == 0)))
-    alarms = float(np.sum((gold == 0) & (judged == 1)))
-    miss = (misses + PSEUDO_COUNT) / (n + 2 * PSEUDO_COUNT)
-    alarm = (alarms + PSEUDO_COUNT) / (n + 2 * PSEUDO_COUNT)
-    rectifier = (miss + alarm - (miss - alarm) ** 2) / n
-    imputed = float(np.var(unlabelled)) / len(unlabelled) if len(unlabelled) else 0.0
-    return math.sqrt(rectifier + imputed)
-
-
-def ppi_stratified(
-    strata: Sequence[StratumData], level: float = 0.95, floor: bool = True
-) -> tuple[float, float, float]:
-    """sum_h W_h theta_h with its normal interval, se^2 = sum_h W_h^2 se_h^2 (strata independent)."""
-    total = sum(s.share for s in strata)
-    estimate, variance = 0.0, 0.0
-    for data in strata:
-        point, se = ppi_stratum(data, level, floor)
-        weight = data.share / total
-        estimate += weight * point
-        variance += (weight * se) ** 2
-    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    half = z * math.sqrt(variance)
-
-    # A rate: PPI's unbiased estimate, and so either bound, can leave [0, 1] (1.48 on 12 labels).
-    def clip(value: float) -> float:
-        return min(1.0, max(0.0, value))
-
-    return clip(estimate), clip(estimate - half), clip(estimate + half)
-
-
 def rogan_gladen(
     observed: float, sensitivity: float, specificity: float, clip: bool = True
 ) -> float | None:
@@ -240,28 +164,41 @@ def rogan_gladen(
 
 
 def rogan_gladen_interval(
-    observed: float, cells: np.ndarray, draws: np.ndarray, level: float = 0.95
+    observed: float,
+    observed_draws: np.ndarray,
+    cells: np.ndarray,
+    draws: np.ndarray,
+    level: float = 0.95,
 ) -> tuple[float | None, float, float]:
-    """Rogan-Gladen at the population's judge rate, with a percentile interval from resampling
-    the calibration pairs (cells: groups x [tp, fn, tn, fp]; draws: resamples x groups)."""
-    tp, fn, tn, fp = cells.sum(axis=0)
-    # With no unsupported (or no supported) gold unit the sensitivity (specificity) is 0 and
-    # rogan_gladen finds no skill: None, as it must be.
-    point = rogan_gladen(observed, tp / max(tp + fn, 1), tn / max(tn + fp, 1))
+    """Rogan-Gladen at the judge's raw rate `observed`, with a percentile interval from
+    resamples that move the raw rate and the calibration together: observed_draws, the raw
+    rate in each resample; cells: groups x [tp, fn, tn, fp] (weighted as the design weights
+    its groups); draws: resamples x groups, the same resamples' counts of each group."""
+    sensitivity, specificity = _accuracy(cells.sum(axis=0))
+    point = rogan_gladen(observed, float(sensitivity), float(specificity))
     if point is None:
         return None, math.nan, math.nan
     sums = draws @ cells
-    sens = ratio(sums[:, 0], sums[:, 0] + sums[:, 1])
-    spec = ratio(sums[:, 2], sums[:, 2] + sums[:, 3])
+    sens, spec = _accuracy(sums.T)
     youden = sens + spec - 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.clip((observed + spec - 1) / youden, 0, 1)
+        values = np.clip((observed_draws + spec - 1) / youden, 0, 1)
     values = values[(youden > 0) & ~np.isnan(values)]
     if len(values) < draws.shape[0] / 2:
         return point, math.nan, math.nan
     tail = (1 - level) / 2
     low, high = np.quantile(values, [tail, 1 - tail])
     return point, float(low), float(high)
+
+
+def _accuracy(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sensitivity, specificity) of [tp, fn, tn, fp] (or 4 x resamples); 0 without a class,
+    so rogan_gladen then finds no skill (None), as it must."""
+    tp, fn, tn, fp = (np.asarray(c, dtype=float) for c in cells)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sens = np.where(tp + fn > 0, tp / (tp + fn), 0.0)
+        spec = np.where(tn + fp > 0, tn / (tn + fp), 0.0)
+    return sens, spec
 
 
 def drift_test(
