@@ -158,7 +158,9 @@ def test_every_judge_statistic_equals_scikit_learns(seed: int) -> None:
             "specificity",
             "precision",
             "accuracy",
+            "balanced_accuracy",  # MOVER from its two components' intervals
         )
+    assert found["balanced_accuracy"]["method"].startswith("MOVER (Zou & Donner 2008)")
     for name in ("balanced_accuracy", "cohen_kappa"):
         assert found[name]["units"] == len(pairs), name
     defaults = calibration_stats(pairs)
