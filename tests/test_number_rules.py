@@ -170,7 +170,9 @@ def test_every_judge_statistic_equals_scikit_learns(seed: int) -> None:
 
 
 def test_balanced_accuracy_needs_both_gold_outcomes() -> None:
-    """Catches the undefined case decided on one gold outcome only (or on the judge's)."""
+    """Catches the undefined case decided on one gold outcome only (or on the judge's). Two
+    units are too few for an interval: the defined value keeps its number and says so, the
+    undefined one keeps its own reason; with five of each gold outcome the interval is there."""
     only_supported = [Pair("a", False, False), Pair("b", True, False)]
     only_unsupported = [Pair("a", True, True), Pair("b", False, True)]
     one_verdict = [Pair("a", True, True), Pair("b", True, False)]  # judge says one thing
@@ -179,7 +181,12 @@ def test_balanced_accuracy_needs_both_gold_outcomes() -> None:
         assert found["value"] is None
         assert found["reason"] == "needs both supported and unsupported gold"
     found = calibration_stats(one_verdict, repetitions=50)["balanced_accuracy"]
+    assert found["value"] == 0.5 and found["low"] is None
+    assert found["reason"] == "too few to say: 1 supported gold unit (< 5)"
+    one_verdict = [Pair(f"{t}{i}", True, t == "u") for t in "us" for i in range(5)]
+    found = calibration_stats(one_verdict, repetitions=50)["balanced_accuracy"]
     assert found["value"] == 0.5 and found.get("reason") is None
+    assert 0.0 < found["low"] < 0.5 < found["high"] < 1.0
 
 
 def test_the_judges_abstentions_are_counted_on_units_with_gold() -> None:
@@ -235,16 +242,17 @@ def test_unresolved_claims_depend_on_the_scale() -> None:
 
 def test_resamples_where_gold_has_one_class_say_nothing_about_kappa() -> None:
     """Catches such resamples counted as kappa 0: a judge that is right on every claim, with
-    2 unsupported claims among 31 traces, has kappa 1 in every resample where it is defined."""
-    pairs = [Pair("t0", True, True), Pair("t30", True, True)]
+    5 unsupported claims (enough for an interval) in 2 of 31 traces, has kappa 1 in every
+    resample where it is defined; about one resample in eight draws neither of the 2."""
+    pairs = [Pair("t0", True, True)] * 3 + [Pair("t30", True, True)] * 2
     pairs += [Pair(f"t{i}", False, False) for i in range(1, 30)]
     kappa = calibration_stats(pairs, repetitions=500)["cohen_kappa"]
     # Every defined resample is 1, so the interval is the floor Wilson's implies and no lower
-    # (resamples counted as 0 would pull the low end to 0): p_o = 31/31, p_e from the margins.
+    # (resamples counted as 0 pull the low end to -0.06): p_o = 34/34, p_e from the margins.
     from statsmodels.stats.proportion import proportion_confint
 
-    chance = (2 * 2 + 29 * 29) / 31**2
-    floor = (proportion_confint(31, 31, method="wilson")[0] - chance) / (1 - chance)
+    chance = (5 * 5 + 29 * 29) / 34**2
+    floor = (proportion_confint(34, 34, method="wilson")[0] - chance) / (1 - chance)
     assert kappa["value"] == 1.0 and kappa["high"] == 1.0
     assert kappa["low"] == pytest.approx(floor) and floor > 0.05
 
@@ -346,18 +354,24 @@ def test_abstentions_are_seeded_stratified_and_per_trace() -> None:
 
 def test_few_traces_widen_intervals_only_as_far_as_each_statistic_can_go() -> None:
     """Catches a floor lost: with three traces the widening for few groups pushes the bootstrap
-    bound past what the statistic can take (below 0 for a proportion, below -1 for kappa)."""
+    bound past what the statistic can take (below 0 for a proportion, below -1 for kappa; without
+    the floors -0.38 to -1.07 and -2.47). Eight claims a trace give every denominator at least 5
+    units, so each statistic has an interval; balanced accuracy's (MOVER) stays within its
+    components' bounds."""
     rng = np.random.default_rng(0)
     pairs = [
         Pair(f"t{t}", bool(rng.random() < 0.5), bool(rng.random() < 0.5))
         for t in range(3)
-        for _ in range(6)
+        for _ in range(8)
     ]
     found = calibration_stats(pairs, repetitions=300)
-    for name in ("sensitivity", "precision", "accuracy", "balanced_accuracy"):
+    assert found["confusion"] == {"tp": 3, "fp": 4, "tn": 7, "fn": 10}  # precision's 7 the least
+    for name in ("sensitivity", "specificity", "precision", "accuracy"):
         assert found[name]["low"] == 0.0, name  # reached, and held, by the floor
-    assert -1.0 <= found["cohen_kappa"]["low"] < found["cohen_kappa"]["value"]
-    assert all(found[name]["high"] <= 1.0 for name in found if name not in ("n", "confusion"))
+    assert found["cohen_kappa"]["low"] == -1.0
+    balanced = found["balanced_accuracy"]
+    assert 0.0 <= balanced["low"] < balanced["value"] < balanced["high"] <= 1.0
+    assert all(found[name]["high"] <= 1.0 for name in judge_stats.JUDGE_STATISTICS)
 
 
 def test_a_good_judges_clustered_accuracy_interval_is_not_dragged_to_zero() -> None:
