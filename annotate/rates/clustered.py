@@ -3,8 +3,12 @@ the slice's frame traces within strata (claims of one trace move together), neve
 than Wilson's at the same share and n. Reads the frame only; no store.
 
 A frame row stands for `traces` traces with the same judge claim counts (store.rates.
-frame_table). The undrawn rows of a sample drawn in place are verdict signatures, whose claim
-counts are recorded per signature only: their traces are taken alike (each the row's mean).
+frame_table; the undrawn rows of a sample drawn in place are verdict signatures, which keep one
+trace's claim verdicts per label: store.frame_verdicts). The bootstrap's units are the slice's
+traces grouped by stratum and one trace's numerator and denominator, in that order, whatever
+rows carried them: a sample drawn in place and the same sample over the imported population
+draw the same resamples. (Signatures recorded before they kept per-trace counts give each
+trace its row's mean.)
 """
 
 from __future__ import annotations
@@ -22,17 +26,29 @@ def clustered(
     bootstrap's interval in place of Wilson's over units, at least as wide as Wilson's."""
     if rate.rate is None:
         return rate
-    counts, per_trace = per_trace_counts(part, level)
-    found = est.clustered_ratio(counts, per_trace, list(part["stratum"]), resamples, seed)
+    units = trace_units(part, level)
+    counts, per_trace = units["traces"].to_numpy(np.int64), units[["num", "den"]].to_numpy()
+    found = est.clustered_ratio(counts, per_trace, list(units["stratum"]), resamples, seed)
     method = (
         f"{rate.method.split('; Wilson')[0]}; BCa bootstrap over {int(counts.sum())} traces "
-        f"within {part.loc[counts > 0, 'stratum'].nunique()} strata, {resamples} resamples, "
+        f"within {units['stratum'].nunique()} strata, {resamples} resamples, "
         f"seed {seed} (claims of one trace move together); at least Wilson's"
     )
     if found is None or np.isnan(found[1]):
         return est.Rate(rate.rate, None, None, rate.n, method, "too few traces for an interval")
     wide_low, wide_high = est.wilson_at(found[0], rate.n)
     return est.Rate(found[0], min(found[1], wide_low), max(found[2], wide_high), rate.n, method)
+
+
+def trace_units(part: pd.DataFrame, level: str) -> pd.DataFrame:
+    """stratum, num, den, traces: the traces the judge rated at this level, one row per
+    stratum and per-trace numerator and denominator, sorted by these (the resampling units)."""
+    counts, per_trace = per_trace_counts(part, level)
+    rows = pd.DataFrame(
+        {"stratum": part["stratum"].to_numpy(), "num": per_trace[:, 0], "den": per_trace[:, 1]}
+    ).assign(traces=counts)
+    rows = rows[rows["traces"] > 0]
+    return rows.groupby(["stratum", "num", "den"], sort=True)["traces"].sum().reset_index()
 
 
 def per_trace_counts(part: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,8 @@
 """The judge's verdicts over a frame, per stratum, as trace signatures: the traces grouped by
-their latest response-level label and the set of their latest claim-level labels, with the
-claim verdicts per label summed. Any label mapping chosen later gives each group one outcome,
-so rates over files read in place need only these rows (annotate.rates.undrawn).
+their latest response-level label, the set of their latest claim-level labels and each label's
+claim verdicts per trace, with those verdicts summed. Any label mapping chosen later gives each
+group one outcome and one trace's claim counts, so rates over files read in place need only
+these rows (annotate.rates.undrawn), and resample them as the store's traces.
 
 The SQL is one text over `verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` (the
 verdicts of the traces of `sig_frame(trace_id, s0..)`, with their stratum values); the latest verdict per (trace, judge, level, claim) is the one with the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from annotate.store import Store
@@ -37,12 +39,8 @@ _SIGNATURES = (
     "coalesce(c.claim_labels, []::VARCHAR[]) AS claim_labels, "
     "coalesce(c.claim_counts, []::BIGINT[]) AS claim_counts "
     "FROM per_trace p LEFT JOIN claim_sets c USING (trace_id, judge)) "
-    "SELECT {keys}, judge, response_label, claim_labels, NULL::VARCHAR AS label, "
-    "count(*) AS n FROM sig GROUP BY ALL "
-    "UNION ALL "
-    "SELECT {keys}, judge, response_label, claim_labels, label, sum(n) AS n FROM "
-    "(SELECT *, unnest(claim_labels) AS label, unnest(claim_counts) AS n FROM sig) "
-    "GROUP BY ALL"
+    "SELECT {keys}, judge, response_label, claim_labels, claim_counts, count(*) AS n "
+    "FROM sig GROUP BY ALL"
 )
 
 
@@ -67,28 +65,25 @@ def signatures(
 
 
 def _combine(rows: Sequence[tuple[Any, ...]], width: int, text_keys: bool) -> list[Signature]:
-    traces: dict[tuple[Any, ...], int] = {}
-    claims: dict[tuple[Any, ...], dict[str, int]] = {}
-    for row in rows:
-        key = (tuple(row[:width]), row[width], row[width + 1], tuple(row[width + 2]))
-        label, n = row[width + 3], int(row[width + 4])
-        if label is None:
-            traces[key] = n
-        else:
-            claims.setdefault(key, {})[label] = n
+    """Rows (keys, judge, response label, claim labels, one trace's verdicts per label,
+    traces) as signatures, each label's verdicts summed over the traces."""
     found = []
-    for key in traces:
-        values, judge, response, labels = key
-        per_label = claims.get(key, {})
-        text = values[0] if text_keys else stratum_key_text(values)
-        found.append(
-            (text, judge, response, labels, tuple(per_label.get(x, 0) for x in labels), traces[key])
-        )
+    for row in rows:
+        values, (judge, response, labels, per_trace, traces) = row[:width], row[width:]
+        text = values[0] if text_keys else stratum_key_text(tuple(values))
+        summed = tuple(int(n) * int(traces) for n in per_trace)
+        found.append((text, judge, response, tuple(labels), summed, int(traces)))
     return sorted(found, key=_order)
 
 
 def _order(row: Signature) -> tuple[Any, ...]:
-    return (row[0], row[1], row[2] is None, row[2] or "", row[3])
+    return (row[0], row[1], row[2] is None, row[2] or "", row[3], per_trace(row), row[5])
+
+
+def per_trace(row: Signature) -> tuple[Fraction, ...]:
+    """One trace's claim verdicts per label (the row's mean where a row recorded before
+    signatures kept them mixes traces of different counts)."""
+    return tuple(Fraction(n, max(row[5], 1)) for n in row[4])
 
 
 def _store_verdicts(width: int) -> str:
@@ -139,14 +134,17 @@ def recorded_signatures(store: Store, sample: str) -> list[Signature]:
 
 
 def merge_signatures(*parts: Sequence[Signature]) -> list[Signature]:
-    """Several sets of rows as one: traces and claim verdicts of equal signatures added."""
+    """Several sets of rows as one: traces and claim verdicts of equal signatures (one trace's
+    verdicts per label alike) added."""
     totals: dict[tuple[Any, ...], list[Any]] = {}
     for rows in parts:
-        for key, judge, response, labels, claims, traces in rows:
-            entry = totals.setdefault((key, judge, response, labels), [[0] * len(labels), 0])
+        for row in rows:
+            key, judge, response, labels, claims, traces = row
+            group = (key, judge, response, labels, per_trace(row))
+            entry = totals.setdefault(group, [[0] * len(labels), 0])
             entry[0] = [a + b for a, b in zip(entry[0], claims, strict=True)]
             entry[1] += traces
-    found = [(*k, tuple(v[0]), v[1]) for k, v in totals.items()]
+    found = [(*k[:4], tuple(v[0]), v[1]) for k, v in totals.items()]
     return sorted(found, key=_order)  # type: ignore[arg-type]
 
 
