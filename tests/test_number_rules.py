@@ -396,16 +396,20 @@ def test_agreement_coefficients_with_missing_ratings_have_no_floor_of_minus_one(
 def test_the_judge_statistics_resample_within_strata():
     """Catches the strata dropped from the judge's resamples: each trace has one unsupported and
     one supported claim, stratum A's traces are judged right and B's wrong, so resampled within
-    strata every resample has balanced accuracy 1/2; resampled across strata it varies."""
+    strata every resample has accuracy 1/2 and the interval is Wilson's floor on 40 of 80
+    exactly; resampled across strata it varies, wider. (Accuracy, not balanced accuracy: that is
+    MOVER from its components' intervals, never a bootstrap of its own.)"""
     pairs = []
     for i in range(20):
         pairs += [Pair(f"a{i}", True, True), Pair(f"a{i}", False, False)]
         pairs += [Pair(f"b{i}", False, True), Pair(f"b{i}", True, False)]
     strata = {p.trace_id: p.trace_id[0] for p in pairs}
-    within = calibration_stats(pairs, seed=3, repetitions=300, strata=strata)["balanced_accuracy"]
-    across = calibration_stats(pairs, seed=3, repetitions=300)["balanced_accuracy"]
+    within = calibration_stats(pairs, seed=3, repetitions=300, strata=strata)["accuracy"]
+    across = calibration_stats(pairs, seed=3, repetitions=300)["accuracy"]
     assert within["value"] == across["value"] == 0.5
-    assert within["high"] - within["low"] < 1e-9 < across["high"] - across["low"] - 0.1
+    low, high = proportion_confint(40, 80, method="wilson")
+    assert (within["low"], within["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert across["high"] - across["low"] > (high - low) + 0.05
 
 
 def test_one_unit_a_trace_keeps_wilsons_interval_exactly():
