@@ -220,8 +220,12 @@ class Store:
         back to the system. The limit is the database's: other sessions' queries only
         re-read from disk what they need."""
         gc.collect()
-        self.execute(f"SET memory_limit = '{RELEASE_FLOOR}'")
-        self.execute(f"SET memory_limit = '{memory_limit()}'")
+        try:  # best effort, after the import's commit: a failure here must not fail the import
+            self.execute(f"SET memory_limit = '{RELEASE_FLOOR}'")
+        except StoreError:
+            pass  # another session's query holds more than the floor: nothing is released
+        finally:
+            self.execute(f"SET memory_limit = '{memory_limit()}'")
         _trim_heap()
 
     def _limit(self, size: str, bulk: bool) -> None:
