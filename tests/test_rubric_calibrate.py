@@ -64,7 +64,7 @@ def test_without_json_the_not_ready_card_is_printed_for_people(judged_db, cli):
     assert done.code == 1, done.err
     assert done.out.startswith("## Calibration card")
     assert "Readiness: not ready: lower bound below threshold" in done.out
-    assert "| feature=billing_qa | 2 |" in done.out and "too few gold units" in done.out
+    assert "| feature=billing\\_qa | 2 |" in done.out and "too few gold units" in done.out
     assert "nothing marked" in done.err and "nothing marked" not in done.out
     assert stored_marks(judged_db) == 0
 
