@@ -78,9 +78,9 @@ class Desk:
             if latest["label"] == label:
                 st.session_state["label_notice"] = f"Already stored: {label} on {where}."
             else:
-                st.session_state["label_error"] = (
-                    f"That press ({label}) was for {where}, which already has your verdict "
-                    f"{latest['label']}; nothing was stored. Use Back or Reopen to change it."
+                st.session_state["label_notice"] = (  # told, not asked: it is off screen
+                    f"Not stored: that press ({label}) was for {where}, which you had labelled "
+                    f"{latest['label']}. Use Back or Reopen to change it."
                 )
             return
         try:
