@@ -20,13 +20,15 @@ from __future__ import annotations
 import numpy as np
 
 from annotate.stats import ppi
+from tests.test_rates_simulation import (  # the same population as the rates' simulation
+    PER_STRATUM,
+    RATES,
+    REVIEWER_FLIP,
+    SENSITIVITY,
+    SIZES,
+    SPECIFICITY,
+)
 
-SIZES = (6000, 3000, 800, 200)
-RATES = (0.05, 0.10, 0.25, 0.40)
-SENSITIVITY = (0.95, 0.85, 0.70, 0.60)
-SPECIFICITY = (0.97, 0.95, 0.85, 0.80)
-PER_STRATUM = 40
-REVIEWER_FLIP = 0.03
 RUNS = 800
 
 
