@@ -16,12 +16,13 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from annotate.errors import AnnotateError, UsageError
-from annotate.store import Store
-from annotate.store.claims import record_llm_call
 from annotate.traces.fences import defuse, fence, strip_controls  # noqa: F401 - used as llm.fence
+
+if TYPE_CHECKING:  # the store is imported where a call is recorded: the runtime check has none
+    from annotate.store import Store
 
 MAX_RETRIES = 3
 TIMEOUT_SECONDS = 120.0
@@ -113,7 +114,7 @@ def ask(
     except (anthropic.AnthropicError, ValueError) as exc:  # the SDK retried what is worth it
         record["request_id"] = getattr(exc, "request_id", None)
         record["error"] = _failure(exc)
-        record_llm_call(store, record)
+        _record(store, record)
         raise LLMError(f"the {call.purpose} call failed: {record['error']}") from exc
     return save_answer(store, call, _answer(record, message, parse, call))[0]
 
@@ -235,7 +236,7 @@ def call_structured(
 
 def save_answer(store: Store, call: LLMCall, answer: Answer) -> tuple[Any, int]:
     """Record the call; (result, id), or LLMError (with the id) when it failed."""
-    call_id = record_llm_call(store, answer.record)
+    call_id = _record(store, answer.record)
     if answer.error is not None:
         raise LLMError(answer.error, call_id)
     return answer.result, call_id
@@ -341,5 +342,11 @@ def collect_batch(
 
 def _batch_failure(store: Store, record: dict[str, Any], error: str) -> tuple[LLMError, int]:
     record["error"] = error
-    call_id = record_llm_call(store, record)
+    call_id = _record(store, record)
     return LLMError(error, call_id), call_id
+
+
+def _record(store: Store, record: dict[str, Any]) -> int:
+    from annotate.store.claims import record_llm_call
+
+    return record_llm_call(store, record)

@@ -7,37 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from annotate.accounts.activity import Actor
 from annotate.errors import InputError, slice_label
 from annotate.rubrics.card import card_status
+from annotate.rubrics.criteria import CRITERIA_KEYS
 from annotate.rubrics.render import card_markdown, cell
+from annotate.rubrics.rubric_file import FORMAT, MAX_BYTES, dump_document, read_document  # noqa: F401
 from annotate.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version
 from annotate.store import Store
 from annotate.store import rubrics as sql
 from annotate.traces.markdown import inert_lines
-
-FORMAT = "annotate-rubric/1"
-MAX_BYTES = 10_000_000  # a rubric with its card is kilobytes; more is not a rubric file
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML without aliases: `*a` repeated in `*b` ... is a small file that expands to
-    billions of values when hashed. Our exports never write one (_Dumper)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(
-                None, None, "a rubric file holds no YAML alias (*name); write the value out", mark
-            )
-        return super().compose_node(parent, index)
-
-
-class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
 
 
 def latest_calibration(store: Store, version: int) -> dict[str, Any] | None:
@@ -67,8 +46,7 @@ def export_document(store: Store, version: int) -> dict[str, Any]:
 
 
 def export_yaml(store: Store, version: int) -> str:
-    document = export_document(store, version)
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    return dump_document(export_document(store, version))
 
 
 def export_markdown(store: Store, version: int) -> str:
@@ -108,21 +86,9 @@ def export_markdown(store: Store, version: int) -> str:
 
 def import_rubric(store: Store, path: Path, actor: Actor | str | None) -> Rubric:
     """The version the YAML holds: the one already stored with the same content, else a new one."""
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{path}: {size:,} bytes; a rubric file is at most {MAX_BYTES:,}")
-        document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: not a readable YAML rubric ({exc})") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InputError(
-            f"{path}: field 'format' must be {FORMAT!r} (write it with `annotate rubric export`)"
-        )
-    content = document.get("rubric")
-    if not isinstance(content, dict):
-        raise InputError(f"{path}: field 'rubric' must hold the rubric's content")
-    unknown = sorted(map(str, set(content) - {"name", "labels", *SPEC_KEYS}))
+    document = read_document(path)
+    content = document["rubric"]
+    unknown = sorted(map(str, set(content) - {"name", "labels", *SPEC_KEYS, *CRITERIA_KEYS}))
     if unknown:  # a misspelt `instruction:` would be dropped and the old version returned
         raise InputError(
             f"{path}: rubric: no field {', '.join(unknown)}; a rubric has name, labels, "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate import llm
-from annotate.rubrics.versions import Rubric
+from annotate.rubrics.spec import Rubric
 
 TAGS = ("request", "context", "response", "claim", "claims", "example")
 QUESTION_ANSWERS = ("yes", "no", "unknown")
