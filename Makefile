@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: install run test bench format lint imports types check coverage mutate data clean-db
+.PHONY: install run test bench docs format lint imports types check coverage mutate data clean-db
 
 install: $(STAMP)
 
@@ -33,6 +33,13 @@ test: install
 
 bench: install
 	$(BIN)/python -m tests.bench
+
+# The documentation site (mkdocs.yml) into site/, strict: any warning (a broken link, a page
+# missing from the nav) fails. The CLI reference is generated from the parsers as it builds.
+# NO_MKDOCS_2_WARNING: Material prints a notice about its successor on every build.
+docs: install
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
 
 format: install
 	$(BIN)/ruff format .

@@ -31,7 +31,9 @@ from annotate.store.assignments import judge_names
 def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
     command = commands.add_parser("agreement", help="agreement between reviewers")
     _scope(command)
-    command.add_argument("--scale", choices=SCALES, default="binary")
+    command.add_argument(
+        "--scale", choices=SCALES, default="binary", help="binary outcomes or every rubric label"
+    )
     command.add_argument(
         "--min-shared-units",
         type=int,
@@ -76,14 +78,21 @@ def _add_judge_labels(commands: Any, common: Any, writer: Any, emit: Any, say: A
 
 def _scope(command: argparse.ArgumentParser) -> None:
     command.add_argument("--sample", help="one sample's traces (default: every labelled trace)")
-    command.add_argument("--level", choices=LEVELS, default="claim")
+    command.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="claim",
+        help="claims or whole responses (default: claim)",
+    )
     command.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
     command.add_argument("--resamples", type=RESAMPLES, default=1000, help="bootstrap resamples")
 
 
 def _judge_arguments(command: argparse.ArgumentParser) -> None:
     _scope(command)
-    command.add_argument("--judge", required=True)
+    command.add_argument(
+        "--judge", required=True, help="the judge's name (annotate judge-labels lists them)"
+    )
     command.add_argument(
         "--by", default="", help="slice by: feature, risk_category, model, error_type, attributes"
     )

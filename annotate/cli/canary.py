@@ -24,7 +24,7 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     )
     actions = canary.add_subparsers(dest="canary_command", required=True)
     make = actions.add_parser("make", help="make a suite from a sample's traces and export it")
-    make.add_argument("--sample", required=True)
+    make.add_argument("--sample", required=True, help="the sample whose contexts are copied")
     make.add_argument("--name", required=True, help="the suite's name")
     make.add_argument(
         "--rule", default="halve", help="halve (default), scale:F or shift:D for numbers"
@@ -40,14 +40,14 @@ def add_canary_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     make.set_defaults(run=lambda args: run_make(args, writer, emit, say))
 
     load = actions.add_parser("import", help="import replayed responses (generic trace format)")
-    load.add_argument("suite")
-    load.add_argument("path")
+    load.add_argument("suite", help="the suite's name")
+    load.add_argument("path", help="the replayed responses (generic trace format)")
     load.add_argument("--format", choices=FORMATS, help="skip detection from content")
     common(load)
     load.set_defaults(run=lambda args: run_import(args, writer, emit, say))
 
     rates = actions.add_parser("score", help="pass rates with Wilson intervals per attribute")
-    rates.add_argument("suite")
+    rates.add_argument("suite", help="the suite's name")
     rates.add_argument("--by", default="", help="columns or attributes, comma-separated")
     common(rates)
     rates.set_defaults(run=lambda args: run_score(args, writer, emit))

@@ -19,7 +19,7 @@ PRINTED_ERRORS = 20
 
 def add_claims_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
     command = commands.add_parser("claims", help="create the claims of a sample's traces, once")
-    command.add_argument("--sample", required=True)
+    command.add_argument("--sample", required=True, help="the sample whose traces get claims")
     command.add_argument(
         "--extractor",
         choices=EXTRACTORS,

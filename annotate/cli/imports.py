@@ -47,7 +47,9 @@ def add_import_commands(commands: Any, *_: Any) -> None:
 
 def _add_import(commands: Any) -> None:
     command = commands.add_parser("import", help="import a trace file")
-    command.add_argument("path")
+    command.add_argument(
+        "path", help="the trace file (JSON Lines, JSON, CSV, Parquet, OTLP JSON, transcript)"
+    )
     command.add_argument("--format", choices=FORMATS, help="skip detection from content")
     command.add_argument(
         "--map",
@@ -74,8 +76,8 @@ def _add_import(commands: Any) -> None:
 
 def _add_import_labels(commands: Any) -> None:
     command = commands.add_parser("import-labels", help="append human labels made elsewhere")
-    command.add_argument("path")
-    command.add_argument("--format", choices=LABEL_FORMATS)
+    command.add_argument("path", help="the labels file: one row per (trace, claim, reviewer) label")
+    command.add_argument("--format", choices=LABEL_FORMATS, help="skip detection from content")
     common(command)
     command.set_defaults(run=run_import_labels, creates_store=True)
 
@@ -88,7 +90,7 @@ def _add_status(commands: Any) -> None:
 
 def _add_errors(commands: Any) -> None:
     command = commands.add_parser("errors", help="every rejected row of one import")
-    command.add_argument("import_id", type=int)
+    command.add_argument("import_id", type=int, help="the import's id (annotate status lists them)")
     common(command)
     command.set_defaults(run=run_errors)
 
@@ -108,7 +110,12 @@ def _add_init(commands: Any) -> None:
 
 def _add_demo_data(commands: Any) -> None:
     command = commands.add_parser("demo-data", help="write the deterministic sample traces")
-    command.add_argument("--out", default="data", type=out_dir)
+    command.add_argument(
+        "--out",
+        default="data",
+        type=out_dir,
+        help="directory to write the files into (default: data)",
+    )
     command.set_defaults(run=run_demo_data)
 
 

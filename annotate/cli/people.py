@@ -31,13 +31,13 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     adding = actions.add_parser(
         "add", help="add an account; the password is read from a prompt or stdin"
     )
-    adding.add_argument("name")
-    adding.add_argument("--role", choices=ROLES, required=True)
+    adding.add_argument("name", help="the account's name: 1-64 characters, no spaces")
+    adding.add_argument("--role", choices=ROLES, required=True, help="what the account may do")
     common(adding, json_flag=False)
     adding.set_defaults(run=lambda args: run_user_add(args, writer, say), creates_store=True)
     for action, active in (("deactivate", False), ("activate", True)):
         toggle = actions.add_parser(action, help=f"{action} an account (its labels stay)")
-        toggle.add_argument("name")
+        toggle.add_argument("name", help="the account's name")
         common(toggle, json_flag=False)
         toggle.set_defaults(
             run=lambda args, active=active: run_user_active(args, writer, say, active)
@@ -45,13 +45,13 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     password = actions.add_parser(
         "password", help="set a new password (read from a prompt or stdin); open sessions end"
     )
-    password.add_argument("name")
+    password.add_argument("name", help="the account's name")
     common(password, json_flag=False)
     password.set_defaults(run=lambda args: run_user_password(args, writer, say))
     unlocking = actions.add_parser(
         "unlock", help="clear the waits that wrong passwords put on an account's sign-in"
     )
-    unlocking.add_argument("name")
+    unlocking.add_argument("name", help="the account's name")
     common(unlocking, json_flag=False)
     unlocking.set_defaults(run=lambda args: run_user_unlock(args, writer, say))
     listing = actions.add_parser("list", help="every account")
@@ -66,11 +66,18 @@ def add_people_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     acts.set_defaults(run=lambda args: run_activity(args, writer, emit))
 
     assigning = commands.add_parser("assign", help="assign each sampled trace to k reviewers")
-    assigning.add_argument("--sample", required=True)
+    assigning.add_argument("--sample", required=True, help="the sample whose traces are assigned")
     assigning.add_argument("--reviewers", required=True, help="comma-separated account names")
-    assigning.add_argument("--per-trace", type=int, default=2)
-    assigning.add_argument("--overlap-share", type=float, default=1.0)
-    assigning.add_argument("--seed", type=SEED, default=0)
+    assigning.add_argument(
+        "--per-trace", type=int, default=2, help="reviewers per overlapping trace (default 2)"
+    )
+    assigning.add_argument(
+        "--overlap-share",
+        type=float,
+        default=1.0,
+        help="share of traces given to --per-trace reviewers; the rest to one (default 1.0)",
+    )
+    assigning.add_argument("--seed", type=SEED, default=0, help="seed of each queue's order")
     common(assigning)
     assigning.set_defaults(run=lambda args: run_assign(args, writer, emit, say))
 

@@ -61,13 +61,26 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
 
     gate = commands.add_parser("gate", help="exit 0 ok, 1 breach, 5 warning: for release pipelines")
     _scope(gate)
-    gate.add_argument("--max-rate", type=float, required=True)
-    gate.add_argument("--slice", action="append", default=[], metavar="COLUMN=VALUE")
+    gate.add_argument(
+        "--max-rate", type=float, required=True, help="the highest acceptable rate, e.g. 0.10"
+    )
+    gate.add_argument(
+        "--slice",
+        action="append",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="narrow the scope to one value of a column (repeatable)",
+    )
     gate.add_argument("--by", help="gate every slice of these columns (default: the whole scope)")
     gate.add_argument(
         "--level", choices=LEVELS, default="response", help="claim or response (default: response)"
     )
-    gate.add_argument("--estimator", choices=GATE_ESTIMATORS, default="weighted_human")
+    gate.add_argument(
+        "--estimator",
+        choices=GATE_ESTIMATORS,
+        default="weighted_human",
+        help="the estimator gated on (default: weighted_human)",
+    )
     common(gate)
     gate.set_defaults(run=lambda args: run_gate_command(args, writer, emit))
 
@@ -87,7 +100,9 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
 
     window = commands.add_parser("trend", help="rates per day / week / month with a drift alert")
     _scope(window)
-    window.add_argument("--window", choices=("day", "week", "month"), default="week")
+    window.add_argument(
+        "--window", choices=("day", "week", "month"), default="week", help="window (default: week)"
+    )
     window.add_argument(
         "--level", choices=LEVELS, default="response", help="claim or response (default: response)"
     )
@@ -99,9 +114,11 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
 def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
     export = commands.add_parser("export-rates", help="sliced rates as CSV, Parquet or JSON")
     _scope(export)
-    export.add_argument("--by", default="feature,risk_category")
-    export.add_argument("--format", choices=FORMATS, required=True)
-    export.add_argument("--out", required=True, type=out_file)
+    export.add_argument(
+        "--by", default="feature,risk_category", help="slice columns, comma-separated"
+    )
+    export.add_argument("--format", choices=FORMATS, required=True, help="file format")
+    export.add_argument("--out", required=True, type=out_file, help="file to write")
     common(export)
     export.set_defaults(run=lambda args: run_export(args, writer, emit, say))
 
@@ -109,7 +126,9 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
         "export-otel", help="append OTel gen_ai.evaluation.result records (JSON Lines)"
     )
     _scope(otel)
-    otel.add_argument("--out", required=True, type=out_file)
+    otel.add_argument(
+        "--out", required=True, type=out_file, help="JSON Lines file to append the records to"
+    )
     common(otel)
     otel.set_defaults(run=lambda args: run_otel(args, writer, emit, say))
 
@@ -117,16 +136,18 @@ def _add_export_commands(commands: Any, common: Any, writer: Any, emit: Any, say
         "bundle", help="the auditor bundle: one zip to re-derive every rate from"
     )
     _scope(bundle)
-    bundle.add_argument("--by", default="feature,risk_category")
-    bundle.add_argument("--out", required=True, type=out_file)
+    bundle.add_argument(
+        "--by", default="feature,risk_category", help="slice columns, comma-separated"
+    )
+    bundle.add_argument("--out", required=True, type=out_file, help="the zip file to write")
     common(bundle)
     bundle.set_defaults(run=lambda args: run_bundle(args, writer, emit, say))
 
     verify = commands.add_parser(
         "verify-bundle", help="check a bundle's hashes and recompute its rates"
     )
-    verify.add_argument("zip")
-    verify.add_argument("--json", action="store_true")
+    verify.add_argument("zip", help="the bundle's zip file")
+    verify.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     verify.set_defaults(run=lambda args: run_verify(args, emit, say))
 
 

@@ -41,15 +41,27 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     command.add_argument(
         "action", nargs="?", choices=["show"], help="show NAME: the sample's traces and strata"
     )
-    command.add_argument("show_name", nargs="?", metavar="NAME")
+    command.add_argument(
+        "show_name", nargs="?", metavar="NAME", help="with show: the sample to show"
+    )
     command.add_argument("--csv", action="store_true", help="with show: the traces as CSV")
-    command.add_argument("--name")
+    command.add_argument("--name", help="the sample's name (a new one, or the one to top up)")
     command.add_argument("--n", type=int, help="total traces to draw")
     command.add_argument(
         "--by", default=",".join(DEFAULT_BY), help="stratum columns or attributes, comma-separated"
     )
-    command.add_argument("--allocation", choices=ALLOCATIONS, default="proportional")
-    command.add_argument("--min-per-stratum", type=int, default=1)
+    command.add_argument(
+        "--allocation",
+        choices=ALLOCATIONS,
+        default="proportional",
+        help="how n is shared among strata",
+    )
+    command.add_argument(
+        "--min-per-stratum",
+        type=int,
+        default=1,
+        help="the fewest traces a stratum gets (default 1)",
+    )
     command.add_argument("--seed", type=SEED, help="default: a random seed, stored and printed")
     command.add_argument(
         "--where",
@@ -71,7 +83,11 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
         help="sample trace files in place (Parquet, JSON Lines, CSV; globs, hive partitions): "
         "only the drawn traces are imported",
     )
-    command.add_argument("--source-format", choices=SOURCE_FORMATS)
+    command.add_argument(
+        "--source-format",
+        choices=SOURCE_FORMATS,
+        help="with --source: skip detection from the name",
+    )
     command.add_argument(
         "--map",
         action="append",
