@@ -16,6 +16,7 @@ from annotate.store.schema_review import (
     LOGIN_TRIES,
     QUESTIONS,
 )
+from annotate.store.schema_ratings import RATINGS, default_criteria_migration
 from annotate.store.schema_rubrics import rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
@@ -389,4 +390,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_fewer_indexes", FEWER_INDEXES),
     ("0015_judge_reveals", JUDGE_REVEALS),
     ("0016_login_tries", LOGIN_TRIES),
+    ("0020_ratings", RATINGS),
+    ("0021_default_criteria", default_criteria_migration()),
 ]
