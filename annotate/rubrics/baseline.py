@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotate.rubrics.prompt import Verdict, context_text
-from annotate.rubrics.versions import Rubric
+from annotate.rubrics.spec import Rubric
 
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _MONTHS = [
