@@ -24,6 +24,7 @@ PAGE_PATHS = {
     "rates": "pages/rates.py",
 }
 DONE, NEXT, LATER = "✓", "→", "·"  # plain characters: no icon font is fetched
+NO_PACE = "after two verdicts"
 
 
 def show_path(key: str = "home_path_sample") -> LeadPath:
@@ -72,9 +73,15 @@ def _reviewer_frame(path: LeadPath) -> pd.DataFrame:
             "done": r["done"],
             "assigned claims": r["claims"],
             "share done": r["done"] / r["claims"] if r["claims"] else 0.0,
-            "seconds per claim": r["seconds_per_claim"],
-            "minutes left at this pace": r["minutes_left"],
+            "seconds per claim": _or_why(r["seconds_per_claim"], "{:.0f}"),
+            "minutes left at this pace": _or_why(r["minutes_left"], "{:.1f}"),
         }
         for r in path.reviewers
     ]
     return pd.DataFrame(rows)
+
+
+def _or_why(value: float | None, style: str) -> str:
+    """A pace figure as text; a reviewer without one (fewer than two verdicts in one sitting)
+    is told so, where the table showed "None"."""
+    return NO_PACE if value is None else style.format(value)

@@ -35,6 +35,7 @@ PRINTED_ERRORS = 20
 SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
 DEMO_SAMPLE = "demo"
 
+MIN_PER_DEMO_STRATUM = 8
 
 def add_import_commands(commands: Any, *_: Any) -> None:
     _add_import(commands)
@@ -207,7 +208,10 @@ def _draw_demo_sample(store: Store, actor: Actor) -> None:
     from annotate.sampling.allocation import SampleSpec
     from annotate.sampling.samples import draw_sample
 
-    plan = draw_sample(store, SampleSpec(name=DEMO_SAMPLE, n=60, seed=7), created_by=actor)
+    # Every stratum gets MIN_PER_DEMO_STRATUM traces, so each of the four features has at least
+    # ten labelled traces: the fewest a slice needs for a human rate.
+    spec = SampleSpec(name=DEMO_SAMPLE, n=120, seed=7, min_per_stratum=MIN_PER_DEMO_STRATUM)
+    plan = draw_sample(store, spec, created_by=actor)
     claims = create_claims(store, DEMO_SAMPLE, extractor="sentences", actor=actor)
     say(
         f"drew the {DEMO_SAMPLE!r} sample: {len(plan.trace_ids)} traces, {claims.created} new claims"
@@ -216,7 +220,7 @@ def _draw_demo_sample(store: Store, actor: Actor) -> None:
 
 def _label_demo_sample(store: Store, truth: Path) -> None:
     """Three simulated reviewers label the demo sample, so Agreement and Calibration have data."""
-    from annotate.demo.labels import load_demo_labels
+    from annotate.demo.labels import LEAD, adjudicate_demo, load_demo_labels
 
     if truth.exists():
         report = load_demo_labels(store, DEMO_SAMPLE, truth)
@@ -229,6 +233,8 @@ def run_demo_data(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+        decided = adjudicate_demo(store, DEMO_SAMPLE, truth)
+        say(f"simulated lead {LEAD} adjudicated {counted(decided, 'disagreement')}")
 def _write_demo_data(directory: Path) -> tuple[Path, Path]:
     from annotate.demo.generator import write_sample
 

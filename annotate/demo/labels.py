@@ -1,7 +1,9 @@
 """Simulated reviewers for the bundled demo sample, so Agreement and Calibration show numbers.
 
 Labels follow the sample's ground truth (data/sample_truth.jsonl) with known error rates
-and go through the ordinary label import, as external reviewers' labels would.
+and go through the ordinary label import, as external reviewers' labels would. A simulated
+lead then adjudicates their disagreements from the truth, all but a few left for the
+Adjudicate page, so every stratum has gold and the Rates page has its numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from annotate.ingest.importer import ImportReport
 from annotate.ingest.labels import import_labels
+from annotate.labelling.adjudication import adjudicate, disagreements
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
@@ -25,6 +28,9 @@ from annotate.store.schema import ERROR_TYPES
 
 START = datetime(2026, 1, 12, 9, 0)
 SESSION = 40  # labels per sitting; the next sitting is days later
+LEAD = "sim-lead"
+LEFT_OPEN = 4  # disagreements the simulated lead leaves for a new lead's Adjudicate page
+REASON = "read the context again (simulated lead of the bundled sample)"
 
 
 @dataclass(frozen=True)
@@ -97,3 +103,24 @@ def load_demo_labels(store: Store, sample: str, truth_path: Path) -> ImportRepor
         path = Path(folder) / "demo_labels.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         return import_labels(store, path, name="simulated demo reviewers")
+
+
+def adjudicate_demo(store: Store, sample: str, truth_path: Path) -> int:
+    """The simulated lead's final label, from the truth, on every disagreement of `sample` but
+    the first LEFT_OPEN (a claim with disagreement and no adjudication has no gold, and a
+    stratum with no gold has no human rate). Returns how many it adjudicated."""
+    truth = read_truth(truth_path)
+    decided = 0
+    for case in disagreements(store, sample, include_resolved=False)[LEFT_OPEN:]:
+        true = truth[(case["trace_id"], case["claim_index"])]
+        adjudicate(
+            store,
+            LEAD,
+            case["trace_id"],
+            case["claim_index"],
+            true["label"],
+            REASON,
+            true.get("error_type"),
+        )
+        decided += 1
+    return decided
