@@ -13,15 +13,7 @@ import streamlit as st
 
 import ui
 from annotate.errors import counted
-from annotate.labelling.questions import my_questions
-from annotate.labelling.session import (
-    judge_feedback,
-    next_claim,
-    progress,
-    reviewer_queue,
-    rubric_labels,
-    unsupported_labels,
-)
+from annotate.labelling.session import rubric_labels, unsupported_labels
 from annotate.store.assignments import reviewer_samples
 from widgets import label_panels as panels
 from widgets.label import Desk
@@ -75,12 +67,13 @@ def verdict_buttons(view, shown: str) -> None:
 def claim_area() -> None:
     if ui.session_ended():  # a guarded click found it signed out, deactivated or re-passworded
         st.rerun(scope="app")
-    items = reviewer_queue(store, user.name, sample)  # one read serves the claim and the progress
+    held = desk.state  # the queue, traces, questions: read again only if the store moved
+    held.refresh(store)
     view = desk.showing()
     if view is None:
-        view = next_claim(store, user.name, sample, items)
+        view = held.next_view(store)
         st.session_state[desk.current] = view
-    counts = progress(store, user.name, sample, items)
+    counts = held.progress()
     minutes = max((time.time() - session["started"]) / 60, 1 / 60)
     st.progress(
         counts["done"] / max(counts["assigned"], 1),
@@ -99,7 +92,7 @@ def claim_area() -> None:
         st.info(ui.md(st.session_state.pop("label_notice")))
     last = st.session_state.get("label_last")
     if last is not None:
-        for verdict in judge_feedback(store, user.name, last):  # the trace just finished
+        for verdict in held.judge_feedback(store, last):  # the trace just finished
             unit = verdict["level"]
             if verdict["claim_index"] is not None and unit == "claim":
                 unit = f"claim {verdict['claim_index'] + 1}"
@@ -117,7 +110,7 @@ def claim_area() -> None:
     with left:
         panels.changing_notice(view)  # Back or Reopen: a change, or a final verdict
         details = ui.show_claim_box(view)
-        mine = my_questions(store, user.name)  # one read: this claim's answers and the list
+        mine = held.questions  # this claim's answers and the list
         panels.claim_answers(mine, view)
         verdict_buttons(view, shown)
         desk.controls(view, shown)
@@ -126,6 +119,7 @@ def claim_area() -> None:
         panels.my_questions_list(mine)
     with right, st.container(height=CONTEXT_HEIGHT, key="label_context"):
         ui.show_context(view, details)
+    held.prepare(store, view)  # the traces ahead, read while the reviewer reads this claim
 
 
 claim_area()

@@ -8,17 +8,17 @@ import streamlit as st
 import ui
 from annotate.claims.extraction import FLAG_REASONS, flag_claim
 from annotate.errors import AnnotateError
+from annotate.labelling.desk_state import DeskState
 from annotate.labelling.questions import ask_question
 from annotate.labelling.session import (
     SKIP_REASONS,
     ClaimView,
     StaleVerdictError,
-    min_dwell,
     my_verdict,
     previous_claim,
-    record_verdict,
     reopen_claim,
     skip_claim,
+    store_verdict,
     view_after_stale,
 )
 from annotate.store import Store
@@ -32,6 +32,10 @@ class Desk:
         self.store, self.user, self.sample = store, user, sample
         self.flagged, self.session = flagged, session
         self.current = f"label_current::{sample}"
+        held = f"label_desk::{sample}"  # the queue, traces ahead, questions: per session
+        if not isinstance(st.session_state.get(held), DeskState):
+            st.session_state[held] = DeskState(user.name, sample)
+        self.state: DeskState = st.session_state[held]
 
     def showing(self) -> ClaimView | None:
         return st.session_state.get("label_back") or st.session_state.get(self.current)
@@ -49,14 +53,14 @@ class Desk:
             return
         error_type = st.session_state.get("label_error_type")
         try:
-            record_verdict(
+            _, inserted = store_verdict(
                 self.store,
                 self.user.name,
                 view,
                 label,
                 error_type if label in self.flagged else None,
                 st.session_state.get("label_note", ""),
-                min_dwell=min_dwell(self.store),
+                min_dwell=self.state.min_dwell,
             )
         except StaleVerdictError as exc:
             st.session_state["label_stale"] = (view, label, exc.newer)
@@ -64,6 +68,7 @@ class Desk:
         except AnnotateError as exc:
             st.session_state["label_error"] = str(exc)
             return
+        self.state.stored(view, label, inserted)
         self.done_with(view)
         self.session["count"] += 1
         st.session_state["label_last"] = view
@@ -84,10 +89,11 @@ class Desk:
                 )
             return
         try:
-            record_verdict(self.store, self.user.name, view, label, None, "")
+            _, inserted = store_verdict(self.store, self.user.name, view, label, None, "")
         except AnnotateError as exc:
             st.session_state["label_error"] = f"Nothing was stored for {where}: {exc}"
             return
+        self.state.stored(view, label, inserted)
         self.session["count"] += 1
         st.session_state["label_notice"] = f"Stored {label} on {where}."
 
@@ -158,7 +164,7 @@ class Desk:
 
     def skip(self, view: ClaimView) -> None:
         try:
-            skip_claim(
+            inserted = skip_claim(
                 self.store,
                 self.user.name,
                 view,
@@ -167,6 +173,7 @@ class Desk:
         except AnnotateError as exc:
             st.session_state["label_error"] = str(exc)
             return
+        self.state.skipped(view, inserted)
         self.done_with(view)
         self.fill_in(None)
 

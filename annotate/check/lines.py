@@ -44,7 +44,7 @@ def error_line(number: int, field: str, message: str, item_id: Any = None) -> di
     return {"line": number, "id": item_id, "field": field, "error": message}
 
 
-def parsed(number: int, text: str) -> dict[str, Any]:
+def parsed(text: str) -> dict[str, Any]:
     """The line's object, or CheckInputError naming what is wrong with it."""
     try:
         item = json.loads(text)
@@ -54,16 +54,16 @@ def parsed(number: int, text: str) -> dict[str, Any]:
         ) from None
     if not isinstance(item, dict):
         raise CheckInputError("", 'not a JSON object: write {"context": ..., "response": ...}')
-    for name in ("context", "response"):
-        if name not in item:
-            raise CheckInputError(name, "is missing; each line needs {context, response}")
     return item
 
 
 def check_line(check: GroundingCheck, number: int, text: str) -> dict[str, Any]:
     item: dict[str, Any] = {}
     try:
-        item = parsed(number, text)
+        item = parsed(text)
+        for name in ("context", "response"):
+            if name not in item:
+                raise CheckInputError(name, "is missing; each line needs {context, response}")
         result = check.check(
             item["response"], item["context"], item.get("request"), claims=item.get("claims"),
             id=item.get("id"), response_id=item.get("response_id"),

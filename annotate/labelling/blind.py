@@ -38,11 +38,15 @@ def is_final(store: Store, reviewer: str, trace_id: str) -> bool:
 def check_not_final(store: Store, reviewer: str, trace_id: str) -> None:
     """Refuse a new label event on a trace the reviewer has seen the judge on."""
     if is_final(store, reviewer, trace_id):
-        raise JudgeSeenError(
-            f"your verdicts on trace {trace_id!r} are final: you have seen the judge's verdict "
-            "on it, so a change could follow the judge. Nothing was stored; ask a lead if a "
-            "verdict is wrong."
-        )
+        raise final_error(trace_id)
+
+
+def final_error(trace_id: str) -> JudgeSeenError:
+    return JudgeSeenError(
+        f"your verdicts on trace {trace_id!r} are final: you have seen the judge's verdict "
+        "on it, so a change could follow the judge. Nothing was stored; ask a lead if a "
+        "verdict is wrong."
+    )
 
 
 def reveal_judge(store: Store, reviewer: str, trace_id: str) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from annotate.labelling import blind
 from annotate.labelling.marks import Detail, best_passages, claim_details
 from annotate.store import Store
 from annotate.store import assignments as sql
+from annotate.store import labels as label_sql
 from annotate.store.labels import active_rubric
 from annotate.store.schema import ERROR_TYPES
 from annotate.store.status import trace_detail
@@ -162,46 +163,75 @@ def record_verdict(
     """Append the verdict on exactly the claim of `view` and commit it; returns the event id.
 
     Refused (nothing stored) when the account is inactive, the claim's text changed, the
-    claim was shown less than `min_dwell` ago (the page passes MIN_DWELL), or a newer verdict than `view.based_on`
-    exists (StaleVerdictError, unless it is the same verdict again: then it is that event),
-    or the claim is labelled and the reviewer has seen the judge on its trace (JudgeSeenError)."""
-    version, labels = active_rubric(store)
-    names = [item["label"] for item in labels]
+    claim was shown less than `min_dwell` ago (the page passes MIN_DWELL), or a newer verdict
+    than `view.based_on` exists (StaleVerdictError, unless it is the same verdict again: then
+    it is that event), or the claim is labelled and the reviewer has seen the judge on its
+    trace (JudgeSeenError)."""
+    return store_verdict(store, reviewer, view, label, error_type, note, min_dwell)[0]
+
+
+def store_verdict(
+    store: Store,
+    reviewer: str,
+    view: ClaimView,
+    label: str,
+    error_type: str | None = None,
+    note: str | None = None,
+    min_dwell: timedelta = timedelta(0),
+) -> tuple[int, bool]:
+    """record_verdict, and whether this call stored the event (False: the same verdict was
+    already the latest). Every check reads one statement (labels.verdict_state), inside the
+    transaction that appends the event."""
+    with store.transaction():
+        state = label_sql.verdict_state(store, reviewer, view.trace_id, view.claim_index)
+        _check_verdict(state, reviewer, view, label, error_type)
+        if datetime.now() - view.shown_at < min_dwell:
+            raise TooSoonError(
+                "that key press came before the claim could be read; nothing was stored. "
+                "Read the claim, then press again."
+            )
+        row = {
+            "trace_id": view.trace_id,
+            "claim_index": view.claim_index,
+            "reviewer": reviewer,
+            "label": label,
+            "error_type": error_type or None,
+            "note": (note or "").strip() or None,
+            "rubric_version": state["rubric_version"],
+            "shown_at": view.shown_at,
+            "based_on": view.based_on,
+            "claim_version": view.version,
+        }
+        latest = state["latest"]
+        if latest is not None and state["revealed"]:  # a change, once the judge was seen
+            raise blind.final_error(view.trace_id)
+        if latest is not None and latest["event_id"] != view.based_on:
+            if _same_verdict(latest, row):
+                return int(latest["event_id"]), False  # a repeat of the verdict just stored
+            raise StaleVerdictError(latest)
+        return sql.insert_label_event(store, row), True
+
+
+def _check_verdict(
+    state: dict[str, Any], reviewer: str, view: ClaimView, label: str, error_type: str | None
+) -> None:
+    """The label is the active rubric's, an error type goes with an unsupported label, the
+    account may label, the trace is in its queue and the claim is the one shown."""
+    names = [item["label"] for item in state["labels"]]
     if label not in names:
         raise LabelError(f"{label!r} is not in the active rubric; use one of: {', '.join(names)}")
-    if error_type and label not in unsupported_labels(store):
+    unsupported = {item["label"] for item in state["labels"] if item["binary"] == "unsupported"}
+    if error_type and label not in unsupported:
         raise LabelError(f"an error type goes only with an unsupported label, not {label!r}")
     if error_type and error_type not in ERROR_TYPES:
         raise LabelError(
             f"{error_type!r} is not an error type; use one of: {', '.join(ERROR_TYPES)}"
         )
-    _check_reviewer(store, reviewer, view)
-    if datetime.now() - view.shown_at < min_dwell:
-        raise TooSoonError(
-            "that key press came before the claim could be read; nothing was stored. "
-            "Read the claim, then press again."
-        )
-    row = {
-        "trace_id": view.trace_id,
-        "claim_index": view.claim_index,
-        "reviewer": reviewer,
-        "label": label,
-        "error_type": error_type or None,
-        "note": (note or "").strip() or None,
-        "rubric_version": version,
-        "shown_at": view.shown_at,
-        "based_on": view.based_on,
-        "claim_version": view.version,
-    }
-    with store.transaction():
-        latest = sql.latest_label_event(store, reviewer, view.trace_id, view.claim_index)
-        if latest is not None:  # a change: refused once the reviewer has seen the judge
-            blind.check_not_final(store, reviewer, view.trace_id)
-        if latest is not None and latest["event_id"] != view.based_on:
-            if _same_verdict(latest, row):
-                return int(latest["event_id"])  # a repeat of the verdict just stored
-            raise StaleVerdictError(latest)
-        return sql.insert_label_event(store, row)
+    if not state["may_label"]:
+        raise LabelError(f"the account {reviewer!r} is not active; nothing was stored")
+    if not state["assigned"]:
+        raise LabelError(f"trace {view.trace_id!r} is not in {reviewer}'s queue")
+    _check_version(state["claim_text"], view)
 
 
 def _same_verdict(event: dict[str, Any], row: dict[str, Any]) -> bool:
@@ -214,7 +244,10 @@ def _check_reviewer(store: Store, reviewer: str, view: ClaimView) -> None:
         raise LabelError(f"the account {reviewer!r} is not active; nothing was stored")
     if not sql.is_assigned(store, reviewer, view.trace_id):
         raise LabelError(f"trace {view.trace_id!r} is not in {reviewer}'s queue")
-    text = sql.claim_text(store, view.trace_id, view.claim_index)
+    _check_version(sql.claim_text(store, view.trace_id, view.claim_index), view)
+
+
+def _check_version(text: str | None, view: ClaimView) -> None:
     if text is None or claim_version(text) != view.version:
         raise LabelError(
             f"claim {view.claim_index + 1} of trace {view.trace_id!r} is not the one shown; "
@@ -222,16 +255,17 @@ def _check_reviewer(store: Store, reviewer: str, view: ClaimView) -> None:
         )
 
 
-def skip_claim(store: Store, reviewer: str, view: ClaimView, reason: str) -> None:
+def skip_claim(store: Store, reviewer: str, view: ClaimView, reason: str) -> bool:
     """Skip the claim of `view`; skipping it again for the same reason (a second press of S
-    before the next claim is drawn) stores nothing more."""
+    before the next claim is drawn) stores nothing more. True when this call stored a skip."""
     if reason not in SKIP_REASONS:
         raise LabelError(f"give a reason to skip: one of {', '.join(SKIP_REASONS)}")
     _check_reviewer(store, reviewer, view)
     with store.transaction():
         if sql.open_skip_reason(store, reviewer, view.trace_id, view.claim_index) == reason:
-            return
+            return False
         sql.insert_skip(store, view.trace_id, view.claim_index, reviewer, reason)
+    return True
 
 
 def previous_claim(store: Store, reviewer: str, sample: str) -> ClaimView | None:

@@ -140,3 +140,81 @@ def stage_label_events(store: Store, import_id: int, rows: Sequence[dict[str, An
         }
     )
     store.insert_arrow(_staged(import_id), columns, table)
+
+
+# --- the reviewer's press path (annotate.labelling.desk_state) ---------------------------------
+
+
+def desk_mark(store: Store, reviewer: str) -> tuple[Any, ...]:
+    """What moves when anything a reviewer's Label desk holds may have changed: every act of
+    the app (claims, assignments, accounts, questions and answers, rubrics, settings) is in
+    `activity`; the reviewer's own label and skip events are counted (another tab's show
+    up); settings, rubrics, claims and the reviewer's active assignments are read as they are
+    (a write without an act shows too). One statement of metadata-sized work."""
+    row = store.fetchone(
+        "SELECT (SELECT max(id) FROM activity), "
+        "(SELECT count(*) FROM label_events WHERE reviewer = $1), "
+        "(SELECT count(*) FROM skip_events WHERE reviewer = $1), "
+        "(SELECT count(*) FROM assignments WHERE reviewer = $1 AND active), "
+        "(SELECT count(*) FROM claims), "
+        "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) "
+        " FROM settings), "
+        "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY version), '')) "
+        " FROM rubrics)",
+        [reviewer],
+    )
+    return tuple(row or ())
+
+
+def verdict_state(store: Store, reviewer: str, trace_id: str, claim_index: int) -> dict[str, Any]:
+    """Everything a verdict is checked against, in one statement: the active rubric, whether
+    the account may label and the trace is in its queue, the claim's text, the reviewer's
+    latest event on the claim and whether they have seen the judge on the trace."""
+    rows = store.fetch_dicts(
+        "SELECT (SELECT version FROM rubrics WHERE active ORDER BY version DESC LIMIT 1) "
+        "  AS rubric_version, "
+        "(SELECT labels FROM rubrics WHERE active ORDER BY version DESC LIMIT 1) AS labels, "
+        "coalesce((SELECT active AND NOT coalesce(external, FALSE) FROM users "
+        "  WHERE name = $1), FALSE) AS may_label, "
+        "EXISTS (SELECT 1 FROM assignments WHERE reviewer = $1 AND trace_id = $2 AND active) "
+        "  AS assigned, "
+        "(SELECT text FROM claims WHERE trace_id = $2 AND claim_index = $3) AS claim_text, "
+        "(SELECT {'event_id': event_id, 'label': label, 'error_type': error_type, "
+        "  'note': note, 'created_at': created_at} FROM label_events "
+        "  WHERE reviewer = $1 AND trace_id = $2 AND claim_index = $3 "
+        "  ORDER BY event_id DESC LIMIT 1) AS latest, "
+        "EXISTS (SELECT 1 FROM judge_reveals WHERE reviewer = $1 AND trace_id = $2) AS revealed",
+        [reviewer, trace_id, claim_index],
+    )
+    state = rows[0]
+    state["labels"] = json.loads(state["labels"]) if state["labels"] else []
+    return state
+
+
+# A scan's filter on trace_id alone, then the rows by their row ids: a filter on a list of ids
+# read every row's text before dropping it (a 10-trace read cost 10 one-trace reads).
+_ROWS_OF = "rowid IN (SELECT rowid FROM {table} WHERE trace_id = ANY($1))"
+_BLIND_TRACES = (
+    "SELECT t.*, coalesce(x.contexts, []) AS contexts, coalesce(c.claims, []) AS claims "
+    "FROM traces t "
+    "LEFT JOIN (SELECT trace_id, list({'position': position, 'source': source, 'text': text} "
+    "  ORDER BY position) AS contexts FROM contexts WHERE "
+    + _ROWS_OF.format(table="contexts")
+    + " GROUP BY trace_id) x USING (trace_id) "
+    "LEFT JOIN (SELECT trace_id, list({'claim_index': claim_index, 'text': text, "
+    "  'start_offset': start_offset, 'end_offset': end_offset, 'origin': origin} "
+    "  ORDER BY claim_index) AS claims FROM claims WHERE "
+    + _ROWS_OF.format(table="claims")
+    + " GROUP BY trace_id) c USING (trace_id) "
+    "WHERE t.trace_id = ANY($1)"
+)
+
+
+def blind_traces(store: Store, trace_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Several traces at once, each as status.trace_detail(judge=False) gives one (its row,
+    contexts and claims; never a judge verdict): one scan of contexts and claims serves them
+    all, where one trace at a time scanned both for each."""
+    if not trace_ids:
+        return {}
+    rows = store.fetch_dicts(_BLIND_TRACES, [list(dict.fromkeys(trace_ids))])
+    return {row["trace_id"]: row for row in rows}
