@@ -36,6 +36,8 @@ RUBRIC_ACTIONS = {
     "calibrate": "print the calibration card; mark the version calibrated where it is ready",
     "propose": "draft a new version from the judge's disagreements on the tuning part "
     "(one LLM call)",
+    "compare": "version A against version B on the same claims: paired differences, McNemar, "
+    "the flips; exit 1 when B is worse by more than --margin",
 }
 
 
@@ -111,6 +113,9 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     propose.add_argument("--model", help="the model of the judged run (default: the version's)")
     common(propose)
     propose.set_defaults(run=lambda args: run_propose(args, writer, emit))
+    from annotate.cli.rubric_compare import add_compare_command
+
+    add_compare_command(action, common, writer, emit)
 
 
 def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
