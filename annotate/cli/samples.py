@@ -13,6 +13,8 @@ from annotate.cli.console import SEED
 from annotate.errors import counted
 from annotate.ingest import input_file
 from annotate.ingest.importer import parse_mapping
+from annotate.rates.active import draw_active_sample, is_active, top_up_active
+from annotate.sampling.active import ACTIVE, ACTIVE_HASH_RULE, ActiveDraw
 from annotate.sampling.allocation import (
     ALLOCATIONS,
     DEFAULT_BY,
@@ -52,9 +54,20 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     )
     command.add_argument(
         "--allocation",
-        choices=ALLOCATIONS,
+        choices=(*ALLOCATIONS, ACTIVE),
         default="proportional",
-        help="how n is shared among strata",
+        help="how n is shared among strata (active: per trace, following a judge's uncertainty)",
+    )
+    command.add_argument(
+        "--judge",
+        metavar="NAME[,OTHER]",
+        help="with --allocation active: the judge whose uncertainty the draw follows (a second "
+        "judge: their disagreement where neither score nor gold says more)",
+    )
+    command.add_argument(
+        "--budget",
+        type=int,
+        help="with --allocation active: the labels expected (sum of the probabilities; default --n)",
     )
     command.add_argument(
         "--min-per-stratum",
@@ -170,11 +183,16 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         with writer(args) as store:
             if not args.plan_only:
                 may_act(args.actor, "top_up")  # an auditor's --as: refused before any work
+            if is_active(store, args.name):
+                return _said(args, emit, say, top_up_active(
+                    store, args.name, args.top_up, args.actor, args.plan_only))  # fmt: skip
             plan = _stored_unless(
                 args.plan_only,
                 store,
                 lambda: top_up(store, args.name, args.top_up, created_by=args.actor),
             )
+    elif args.allocation == ACTIVE:
+        return _said(args, emit, say, _draw_active(args, writer))
     else:
         plan = _draw(args, writer)
     if args.json:
@@ -213,6 +231,37 @@ def _draw(args: argparse.Namespace, writer: Any) -> Plan:
         return draw_sample(store, spec, created_by=args.actor)
 
 
+def _draw_active(args: argparse.Namespace, writer: Any) -> ActiveDraw:
+    if not args.judge:
+        raise SampleError("--allocation active follows a judge: give --judge NAME")
+    if args.budget is None and args.n is None:
+        raise SampleError("give the labels to expect with --budget (or --n)")
+    args.n = args.budget if args.budget is not None else args.n
+    spec = spec_from_args(args)
+    judges = [j.strip() for j in args.judge.split(",") if j.strip()]
+    with writer(args) as store:
+        if not args.plan_only:
+            may_act(args.actor, "sample")
+        return draw_active_sample(store, spec, judges, spec.n, args.actor, args.plan_only)
+
+
+def _said(args: argparse.Namespace, emit: Any, say: Any, drawn: ActiveDraw) -> int:
+    if args.json:
+        emit(drawn.as_json())
+    say(describe_active(drawn, stored=not args.plan_only))
+    return 0
+
+
+def describe_active(drawn: ActiveDraw, stored: bool) -> str:
+    pi = drawn.probabilities["pi"]
+    return "\n".join([
+        describe_plan(drawn.plan, stored),
+        f"  active draw {drawn.draw} on judge {drawn.judge}: probabilities follow {drawn.basis}; "
+        f"floor weight {drawn.floor_weight:g} (chosen by the planner); expected labels "
+        f"{drawn.budget:.1f}; pi from {pi.min():.4f} to {pi.max():.4f}; {ACTIVE_HASH_RULE}",
+    ])  # fmt: skip
+
+
 def _check_top_up_flags(args: argparse.Namespace) -> None:
     """A top-up grows the sample as it was drawn: flags that would draw differently are not
     taken silently."""
@@ -225,6 +274,8 @@ def _check_top_up_flags(args: argparse.Namespace) -> None:
         "--where": bool(args.where),
         "--sizes": bool(args.sizes),
         "--source": bool(args.source),
+        "--judge": bool(args.judge),
+        "--budget": args.budget is not None,
     }
     ignored = [flag for flag, present in given.items() if present]
     if ignored:

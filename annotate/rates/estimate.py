@@ -1,4 +1,5 @@
-"""Rates per slice from a RatesInput: the four estimators, each row saying which it is.
+"""Rates per slice from a RatesInput: the four estimators, each row saying which it is (on an
+active sample, weighted_human and judge_corrected by active inference: rates.active_rates).
 
 weighted_human: gold on the sample, each trace weighted N_h / m_h (m_h: the stratum's traces
 with gold at this level), a ratio estimator; BCa bootstrap resampling traces within strata.
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from annotate.errors import counted, stratum_label
-from annotate.rates import gaps
+from annotate.rates import active_rates, gaps
 from annotate.rates import rogan_gladen as rg
 from annotate.rates.clustered import clustered
 from annotate.rates.inputs import RatesInput
@@ -64,7 +65,7 @@ class Design:
         units = units[units["den"] > 0]
         labelled = units.groupby("stratum")["trace_id"].transform("count")
         populations = units["stratum"].map(inputs.populations).astype(float)
-        units = units.assign(w=populations / labelled)
+        units = units.assign(w=active_rates.design_weights(inputs, units, populations / labelled))
         self.units = units.merge(inputs.frame.drop(columns=["stratum"]), on="trace_id", how="left")
         self.features = self.units[["num", "den"]].to_numpy(float) * self.units[["w"]].to_numpy()
         draws, _, _ = resample_weights(
@@ -357,7 +358,9 @@ def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[s
         judge_raw(inputs, part, level, values), part, level, design.resamples, design.seed
     )
     for name in itertools.chain(estimators):
-        if name == "weighted_human":
+        if inputs.active is not None and name in active_rates.REPLACED:
+            found[name] = active_rates.rate(inputs, part, level, name, _per_trace_gold, MIN_TRACES)
+        elif name == "weighted_human":
             found[name] = weighted_human(design, values, level, part)
         elif name == "judge_raw":
             found[name] = raw

@@ -29,6 +29,7 @@ from annotate.stats.gold import (
 )
 from annotate.store import Store
 from annotate.store import rates as sql
+from annotate.store.active import ActiveDesign, active_design
 from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import (
     Filters,
@@ -62,6 +63,8 @@ class RatesInput:
     # the frame in the store (filters, max_import_id), for what reads its traces one by one;
     # None for a sample drawn in place
     frame_scope: tuple[Filters, int] | None = None
+    # an active sample's draws and each unit's own probability (annotate.rates.active_rates)
+    active: ActiveDesign | None = None
 
     def __post_init__(self) -> None:
         if "traces" not in self.frame.columns:  # a frame built row by row: one trace a row
@@ -132,6 +135,7 @@ def load_inputs(
         frame_elsewhere=_frame_elsewhere(row),
         judge_frame_known=(row.get("source") or {}).get("judge_counts") != "not recorded",
         frame_scope=None if row.get("source") else (filters, row["max_import_id"]),
+        active=active_design(store, sample),
     )
 
 

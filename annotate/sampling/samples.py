@@ -199,6 +199,11 @@ def top_up(
         raise SampleError(f"--top-up must be a positive number of traces, got {extra}")
     with store.transaction():
         row = known_sample(store, name)
+        if row["allocation"] == "active":
+            raise SampleError(
+                f"{name!r} was drawn actively: its top-up recomputes the probabilities from the "
+                "gold so far (annotate sample --name NAME --top-up K; rates.active.top_up_active)"
+            )
         if row["allocation"] == "canary":
             raise SampleError(
                 f"{name!r} is the labelling queue of a canary suite: it grows by itself when "

@@ -195,6 +195,7 @@ BUNDLE_TABLES = (
     "judge_verdicts",
     "judge_label_map",
     "sample_judge_counts",  # a source sample's undrawn frame traces (store.frame_verdicts)
+    "active_draws",  # an active sample's draws: budgets and what they followed (store.active)
 )
 _TRACE_FIELDS = (
     "trace_id, import_id, source_line, content_hash, timestamp, feature, risk_category, model, "
@@ -245,6 +246,7 @@ def bundle_table(store: Store, table: str, sample: str) -> pa.Table:
             "SELECT * FROM sample_judge_counts WHERE sample = ? ORDER BY ALL",
             [sample],
         ),
+        "active_draws": ("SELECT * FROM active_draws WHERE sample = ? ORDER BY draw", [sample]),
     }
     sql, params = queries[table]
     return store.fetch_arrow(sql, params)

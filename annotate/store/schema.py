@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from annotate.store.schema_active import ACTIVE_DRAWS
 from annotate.store.schema_review import (
     ATTRIBUTE_NAMES,
     CLAIM_VERSIONS,
@@ -392,4 +393,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0016_login_tries", LOGIN_TRIES),
     ("0020_ratings", RATINGS),
     ("0021_default_criteria", default_criteria_migration()),
+    ("0025_active_draws", ACTIVE_DRAWS),
 ]
