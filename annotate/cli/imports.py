@@ -34,8 +34,8 @@ from annotate.store.status import store_status
 PRINTED_ERRORS = 20
 SAMPLE_TRACES = Path("data") / "sample_traces.jsonl"
 DEMO_SAMPLE = "demo"
-
 MIN_PER_DEMO_STRATUM = 8
+
 
 def add_import_commands(commands: Any, *_: Any) -> None:
     _add_import(commands)
@@ -225,6 +225,8 @@ def _label_demo_sample(store: Store, truth: Path) -> None:
     if truth.exists():
         report = load_demo_labels(store, DEMO_SAMPLE, truth)
         say(f"simulated reviewers sim-ana, sim-ben, sim-cho gave {report.imported} labels")
+        decided = adjudicate_demo(store, DEMO_SAMPLE, truth)
+        say(f"simulated lead {LEAD} adjudicated {counted(decided, 'disagreement')}")
 
 
 def run_demo_data(args: argparse.Namespace) -> int:
@@ -233,8 +235,6 @@ def run_demo_data(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-        decided = adjudicate_demo(store, DEMO_SAMPLE, truth)
-        say(f"simulated lead {LEAD} adjudicated {counted(decided, 'disagreement')}")
 def _write_demo_data(directory: Path) -> tuple[Path, Path]:
     from annotate.demo.generator import write_sample
 
