@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor
+from annotate.cli.connectors import add_server_options, run_pull
 from annotate.cli.console import (
     EXIT_OK,
     EXIT_REJECTED,
@@ -47,9 +48,13 @@ def add_import_commands(commands: Any, *_: Any) -> None:
 
 
 def _add_import(commands: Any) -> None:
-    command = commands.add_parser("import", help="import a trace file")
+    command = commands.add_parser(
+        "import", help="import a trace file, or a tracing server's traces"
+    )
     command.add_argument(
-        "path", help="the trace file (JSON Lines, JSON, CSV, Parquet, OTLP JSON, transcript)"
+        "path",
+        help="the trace file (JSON Lines, JSON, CSV, Parquet, OTLP JSON, transcript), or with "
+        "--from the server's URL",
     )
     command.add_argument("--format", choices=FORMATS, help="skip detection from content")
     command.add_argument(
@@ -71,6 +76,7 @@ def _add_import(commands: Any) -> None:
         "(default all). The prompt (system instructions, the user's material other than the "
         "final question) counts only for a call with none of the others",
     )
+    add_server_options(command, "import")
     common(command)
     command.set_defaults(run=run_import, creates_store=True)
 
@@ -121,6 +127,8 @@ def _add_demo_data(commands: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    if args.server:
+        return run_pull(args)
     mapping = parse_mapping(args.map)
     context = parse_context_kinds(args.context)
     input_file(args.path)

@@ -115,6 +115,7 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rubrics": ("add_rubric_commands", ("judge", "rubric")),
     "canary": ("add_canary_commands", ("canary",)),
     "check": ("add_check_commands", ("check",)),
+    "connectors": ("add_connector_commands", ("export-feedback",)),
 }
 
 

@@ -17,7 +17,7 @@ from typing import IO
 import orjson
 
 from annotate.errors import AnnotateError, InputError, UsageError
-from annotate.ingest import generic, mlflow_tables, otlp, phoenix_tables, transcript
+from annotate.ingest import generic, mlflow_tables, otlp, phoenix_tables, phoenix_traces, transcript
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.traces import Record, RowError
 
@@ -34,12 +34,14 @@ READERS: dict[str, Reader] = {
     "phoenix_annotations": phoenix_tables.read_annotations,
     "phoenix_context": phoenix_tables.read_context_table,
     "mlflow": mlflow_tables.read_records,
+    "phoenix_traces": phoenix_traces.read_records,  # pulled from a server (annotate.connectors)
 }
 # Readers that find a call's context themselves, by kind: they take the kinds to keep.
 CONTEXT_READERS: dict[str, Callable[[IO[bytes], frozenset[str]], Iterator[Record | RowError]]] = {
     "otlp": otlp.read_records,
     "phoenix_spans": phoenix_tables.read_spans,
     "mlflow": mlflow_tables.read_records,
+    "phoenix_traces": phoenix_traces.read_records,
 }
 FORMATS = tuple(READERS)
 _KNOWN = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from annotate.store.schema_active import ACTIVE_DRAWS
+from annotate.store.schema_connectors import CONNECTOR_PUSHES, CONNECTOR_TRACES
 from annotate.store.schema_review import (
     ATTRIBUTE_NAMES,
     CLAIM_VERSIONS,
@@ -391,6 +392,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_fewer_indexes", FEWER_INDEXES),
     ("0015_judge_reveals", JUDGE_REVEALS),
     ("0016_login_tries", LOGIN_TRIES),
+    ("0017_connector_traces", CONNECTOR_TRACES),
+    ("0018_connector_pushes", CONNECTOR_PUSHES),
     ("0020_ratings", RATINGS),
     ("0021_default_criteria", default_criteria_migration()),
     ("0025_active_draws", ACTIVE_DRAWS),
