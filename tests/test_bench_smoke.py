@@ -26,9 +26,11 @@ TINY = {
     "ANNOTATE_BENCH_JUDGE": "40",
     "ANNOTATE_BENCH_SCALE_IMPORTS": "300,900",
     "ANNOTATE_BENCH_SCALE_CLAIMS": "200,400",
+    "ANNOTATE_BENCH_CHECK": "3",
+    "ANNOTATE_BENCH_CHECK_OFFLINE": "200",
 }
 WITHOUT_BROWSER = [
-    "calibration_report", "import_memory", "import_release", "import_speed", "judge",
+    "calibration_report", "check", "import_memory", "import_release", "import_speed", "judge",
     "page_load", "rates",
     "sample_source", "sampling", "scaling",
 ]  # fmt: skip

@@ -25,7 +25,7 @@ from annotate.rubrics.spec import BASELINE_MODEL
 from annotate.stats.gold import UNSUPPORTED
 
 DEFAULT_TIMEOUT = 10.0  # seconds for the whole check; then the fallback verdict
-DEFAULT_CONCURRENCY = 16  # calls in flight across every caller of one GroundingCheck
+DEFAULT_CONCURRENCY = 32  # calls in flight across every caller of one GroundingCheck
 NO_KEY_FIX = ", or check offline with the baseline judge (--baseline; baseline=True)"
 
 
