@@ -208,3 +208,19 @@ def test_the_cli_writes_one_line_per_input_and_names_bad_lines(export_path, cli,
     assert "3 answers" in done.err and "2 lines rejected" in done.err
     missing = cli("check", str(source), "--rubric", str(tmp_path / "nowhere.yaml"))
     assert missing.code == 2 and "not a readable YAML rubric" in missing.err
+
+
+def test_the_cli_checks_offline_with_the_stores_rubric_and_needs_a_rubric_otherwise(
+    fresh_store, cli, tmp_path
+):
+    fresh_store.close()  # the store holds the default rubric, version 1
+    row = trace_rows(1)[0]
+    source = tmp_path / "answers.jsonl"
+    source.write_text(json.dumps({"context": row["context"], "response": row["response"]}) + "\n")
+    done = cli("check", str(source), "--baseline")
+    assert done.code == 0, done.err
+    [line] = [json.loads(text) for text in done.out.splitlines()]
+    assert (line["grounded_answer"], line["rubric"]["version"]) == (False, 1)
+    assert line["held_out"]["status"] == "not calibrated"
+    refused = cli("check", str(source))
+    assert refused.code == 2 and "--rubric FILE.yaml" in refused.err
