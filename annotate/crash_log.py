@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 LOG_NAME = "annotate-errors.log"
-EXIT_UNEXPECTED = 4  # documented in the README with the other exit codes
+EXIT_UNEXPECTED = 4  # documented in docs/cli.md with the other exit codes
 
 
 def log_path(db_path: str | os.PathLike[str] | None = None) -> Path:

@@ -1,6 +1,6 @@
 """Gold labels from reviewers' votes and adjudications, at claim and response level.
 
-Owns the gold rules (README, "Gold") on an Evidence read by `annotate.labelling.evidence`;
+Owns the gold rules (docs/statistics.md, "The rules") on an Evidence read by `annotate.labelling.evidence`;
 pure: no store, no LLM.
 """
 
@@ -139,7 +139,7 @@ def response_gold(evidence: Evidence) -> dict[str, str]:
     """trace -> the response outcome every reviewer's labels give, after adjudication.
 
     The same rule as claim gold, one level up: a response has gold when the reviewers who
-    reached a response outcome all reached the same one (README, "Response level").
+    reached a response outcome all reached the same one (docs/statistics.md, "The rules").
     """
     by_trace: dict[str, set[str]] = defaultdict(set)
     for given in response_labels(evidence, adjudicated=True).values():
