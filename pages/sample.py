@@ -4,10 +4,13 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError, counted
+from annotate.rates.active import draw_active_sample, is_active, top_up_active
 from annotate.report import charts
+from annotate.sampling.active import ACTIVE
 from annotate.sampling.allocation import ALLOCATIONS, DEFAULT_BY, SampleSpec, parse_where
 from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
 from annotate.sampling.tables import plan_frame, samples_frame
+from annotate.store.rates import judge_verdict_counts
 from annotate.store.samples import attribute_names
 from widgets import claims, path
 
@@ -21,6 +24,7 @@ st.caption(
 try:
     store = ui.store()
     attributes = attribute_names(store)
+    judges = [name for name, _ in judge_verdict_counts(store)]
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
@@ -37,8 +41,11 @@ with st.form("sample_form"):
         key="sample_by",
     )
     allocation = right.selectbox(
-        "Allocation", [a for a in ALLOCATIONS if a != "explicit"], key="sample_allocation"
+        "Allocation",
+        [a for a in ALLOCATIONS if a != "explicit"] + [ACTIVE],
+        key="sample_allocation",
     )
+    judge = right.selectbox("Judge (active: n is the labels expected)", judges, key="sample_judge")
     minimum = right.number_input("Minimum per stratum", min_value=0, value=1, key="sample_min")
     where = st.text_area(
         "Filters, one NAME=VALUE[,VALUE] a line (feature, risk_category, model, since, until, "
@@ -62,7 +69,11 @@ def _spec() -> SampleSpec:
 
 if planned:
     try:
-        st.session_state["sample_plan"] = plan_sample(store, _spec())
+        st.session_state["sample_plan"] = (
+            draw_active_sample(store, _spec(), [judge], plan_only=True).plan
+            if allocation == ACTIVE
+            else plan_sample(store, _spec())
+        )
     except AnnotateError as exc:
         st.session_state.pop("sample_plan", None)
         ui.show_error(exc)
@@ -80,7 +91,11 @@ if plan is not None:
     st.dataframe(frame, hide_index=True)
     if st.button(ui.fmt("Draw sample {}", plan.spec.name), type="primary", key="sample_draw"):
         try:
-            drawn = draw_sample(store, plan.spec, created_by=user.name, plan=plan)
+            drawn = (
+                draw_active_sample(store, plan.spec, [judge], created_by=user.name).plan
+                if allocation == ACTIVE
+                else draw_sample(store, plan.spec, created_by=user.name, plan=plan)
+            )
             st.session_state.pop("sample_plan", None)
             st.session_state["sample_drawn"] = ui.fmt(
                 "Drew {} into {} (seed {}). Next: make their claims below.",
@@ -111,7 +126,11 @@ else:
     extra = right.number_input("More traces", min_value=1, value=50, key="sample_topup_n")
     if st.button("Draw more", key="sample_topup"):
         try:
-            more = top_up(store, target, int(extra), created_by=user.name)
+            more = (
+                top_up_active(store, target, int(extra), user.name).plan  # from the gold so far
+                if is_active(store, target)
+                else top_up(store, target, int(extra), created_by=user.name)
+            )
             st.success(
                 ui.fmt(
                     "Added {} to {}; weights updated.",

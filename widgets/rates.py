@@ -12,6 +12,7 @@ import streamlit as st
 import ui
 from annotate.errors import AnnotateError, counted, slice_label
 from annotate.rates import charts
+from annotate.rates.active import describe_savings
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import bundle_bytes
 from annotate.rates.exports import export_bytes, record_export
@@ -111,6 +112,8 @@ def label_budget(store: Store, inputs: RatesInput, user: Any) -> None:
             plan["method"],
         )  # fmt: skip
     )
+    st.caption(ui.fmt("{}. Method: {}", describe_savings(plan["labels_needed"], plan["width"]),
+                      plan["labels_needed"]["method"]))  # fmt: skip
     if user.role != "lead":
         return
     with_judge = st.checkbox("Top up to the plan with the judge", key="rates_top_up_judge")

@@ -13,6 +13,7 @@ from typing import Any
 
 from annotate.cli.console import RESAMPLES, SEED, out_file, share, shown
 from annotate.errors import counted, slice_label, stratum_label
+from annotate.rates.active import describe_savings
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
 from annotate.rates.estimate import ESTIMATORS, LEVELS, rate_rows
@@ -225,6 +226,7 @@ def run_plan(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     print(
         f"total more: {plan['more_without_judge']} without the judge, {plan['more_with_judge']} with it"
     )
+    print(describe_savings(plan["labels_needed"], plan["width"]))
     return 0
 
 

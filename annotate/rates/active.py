@@ -182,7 +182,7 @@ def _draw(
 def _check_judges(store: Store, judges: Sequence[str]) -> None:
     known = [name for name, _ in store.fetchall(
         "SELECT judge, count(*) FROM judge_verdicts GROUP BY judge ORDER BY judge")]  # fmt: skip
-    if not judges or len(judges) > 2:
+    if not judges or None in judges or len(judges) > 2:
         raise SampleError("--allocation active follows a judge: give --judge NAME (or NAME,OTHER)")
     for judge in judges:
         if judge not in known:
@@ -224,6 +224,15 @@ def label_savings(inputs: RatesInput, width: float) -> dict[str, Any]:
             "stratum's offset from the overall rate (human only)"
         ),
     }
+
+
+def describe_savings(needed: dict[str, Any], width: float) -> str:
+    """label_savings' three figures for the width, in one line (CLI and Rates page)."""
+    return (
+        f"labels for a {width:g} wide interval, in all: {needed['uniform_human']} uniform "
+        f"human-only, {needed['uniform_ppi']} uniform PPI, {needed['active']} active "
+        f"(--allocation active; floor weight {needed['floor_weight']:g})"
+    )
 
 
 def _cell_rates(stratum: np.ndarray, outcome: np.ndarray, pairs: pd.DataFrame) -> np.ndarray:

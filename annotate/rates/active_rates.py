@@ -21,7 +21,6 @@ from annotate.rates.inputs import RatesInput
 from annotate.stats import active as stats
 from annotate.stats import rates as est
 
-
 REPLACED = ("weighted_human", "judge_corrected")  # estimators computed here on an active sample
 
 

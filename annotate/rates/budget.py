@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from annotate.accounts.activity import Actor
+from annotate.rates.active import is_active, label_savings, top_up_active
 from annotate.rates.estimate import _pairs
 from annotate.rates.inputs import RatesInput
 from annotate.sampling.samples import top_up
@@ -44,6 +45,8 @@ def plan_labels(inputs: RatesInput, width: float) -> dict[str, Any]:
         "strata": strata,
         "more_without_judge": totals["without_judge"],
         "more_with_judge": totals["with_judge"],
+        # labels in all for the width: uniform human-only, uniform PPI, active (rates.active)
+        "labels_needed": label_savings(inputs, width),
         "method": (
             "n = (1.96 / (width / 2))^2 * variance, finite-population corrected; variance "
             "p(1 - p) without the judge, Var(gold - judge) from p, sensitivity and specificity "
@@ -101,7 +104,10 @@ def top_up_from_plan(
             "per_stratum": {},
             "reason": "every stratum already has the planned traces",
         }
-    drawn = top_up(store, sample, total, actor, per_stratum=extras)
+    if is_active(store, sample):  # per trace, from the gold so far: not per stratum
+        drawn = top_up_active(store, sample, total, actor).plan
+    else:
+        drawn = top_up(store, sample, total, actor, per_stratum=extras)
     return {
         "added": len(drawn.trace_ids),
         "per_stratum": {stratum_key_text(k): v for k, v in extras.items() if v},
