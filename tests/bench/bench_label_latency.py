@@ -64,8 +64,9 @@ st.markdown(f"<div class='bare-count'>count {st.session_state.n}</div>", unsafe_
 """
 
 
-def fill_store(db: Path, count: int, sample: int) -> None:
-    """A store as a team would have it: imported traces, a sample, claims, 5 reviewers."""
+def fill_store(db: Path, count: int, sample: int, reviewers: list[str] = REVIEWERS) -> None:
+    """A store as a team would have it: imported traces, a sample, claims, its reviewers
+    (each assigned every trace of the sample)."""
     store = open_store(db)
     source = db.with_suffix(".jsonl")
     write_jsonl(source, count)
@@ -76,9 +77,9 @@ def fill_store(db: Path, count: int, sample: int) -> None:
     draw_sample(store, SampleSpec(name="bench", n=sample, by=("feature",), seed=1))
     create_claims(store, "bench", extractor="sentences", actor="bench")
     set_min_dwell(store, 0, actor="bench")  # the bench presses as fast as the page allows
-    for name in REVIEWERS:
+    for name in reviewers:
         add_user(store, name, "reviewer", PASSWORD)
-    assign(store, "bench", REVIEWERS, per_trace=len(REVIEWERS), seed=1)
+    assign(store, "bench", reviewers, per_trace=len(reviewers), seed=1)
     store.close()
 
 
@@ -168,19 +169,7 @@ async def label_latencies(
 ) -> list[float]:
     """Key press -> whole claim area, per press; `watch` (pid, list) collects the app's RSS
     every 10 presses; `rng` paces the presses at a reading speed (READING)."""
-    page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
-    page.set_default_timeout(60_000)
-    await page.goto(url)
-    await page.get_by_label("User name").fill(reviewer)
-    await page.get_by_label("Password", exact=True).fill(PASSWORD)
-    await page.get_by_label("Password", exact=True).press("Enter")
-    await page.get_by_text(f"Signed in as {reviewer}").wait_for()
-    await page.locator("[data-testid='stPageLink-NavLink']", has_text="Label").click()
-    try:
-        await page.locator(".annotate-claim").wait_for()
-    except Exception:
-        await page.screenshot(path=f"/tmp/label-latency-{reviewer}.png", full_page=True)
-        raise
+    page = await open_label(browser, url, reviewer)
     times = []
     for _ in range(presses):
         before = await page.locator(".annotate-claim").get_attribute("data-claim")
@@ -193,6 +182,27 @@ async def label_latencies(
         if watch and len(times) % 10 == 0:
             watch[1].append(rss(watch[0]))
     return times
+
+
+async def open_label(browser, url: str, reviewer: str, password: str = PASSWORD, hook=None):
+    """A fresh browser context signed in as `reviewer`, on the Label page's first claim;
+    `hook(page)` runs before the page opens (a websocket listener hears it from the start)."""
+    page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+    page.set_default_timeout(60_000)
+    if hook is not None:
+        hook(page)
+    await page.goto(url)
+    await page.get_by_label("User name").fill(reviewer)
+    await page.get_by_label("Password", exact=True).fill(password)
+    await page.get_by_label("Password", exact=True).press("Enter")
+    await page.get_by_text(f"Signed in as {reviewer}").wait_for()
+    await page.locator("[data-testid='stPageLink-NavLink']", has_text="Label").click()
+    try:
+        await page.locator(".annotate-claim").wait_for()
+    except Exception:
+        await page.screenshot(path=f"/tmp/label-latency-{reviewer}.png", full_page=True)
+        raise
+    return page
 
 
 # The next claim is on screen and the rerun has drawn everything under it: no element of the
