@@ -66,6 +66,8 @@ class LLMCall:
     model: str
     prompt_version: str
     trace_id: str | None = None
+    sample: str | None = None  # what the call's spend is totalled under (annotate spend)
+    rubric_version: int | None = None
 
 
 def has_api_key() -> bool:
@@ -98,12 +100,7 @@ def ask(
     """One Messages API call, recorded once whatever happens; `parse` raises ValueError."""
     import anthropic
 
-    record: dict[str, Any] = {
-        "purpose": call.purpose,
-        "trace_id": call.trace_id,
-        "model": call.model,
-        "prompt_version": call.prompt_version,
-    }
+    record = _record_base(call)
     try:
         message = client.messages.create(
             model=call.model,
@@ -260,6 +257,8 @@ def _record_base(call: LLMCall) -> dict[str, Any]:
         "trace_id": call.trace_id,
         "model": call.model,
         "prompt_version": call.prompt_version,
+        "sample": call.sample,
+        "rubric_version": call.rubric_version,
     }
 
 

@@ -355,6 +355,7 @@ def test_claims_command_prints_the_report(cli, one_trace):
         "errors": [],
         "extractor": "sentences",
         "without_claims": 0,
+        "spend": None,  # no LLM call
     }
     assert cli("claims", "--sample", "s", "--json").json()["already_had"] == 1
 

@@ -19,6 +19,7 @@ from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.claims.sentences import ClaimSpan, split_sentences  # noqa: F401 - imported from here
 from annotate.errors import UsageError
 from annotate.sampling.samples import known_sample_traces, sample_trace_ids
+from annotate.spend import last_call_id, spend_after
 from annotate.store import Store
 from annotate.store import claims as sql
 
@@ -44,6 +45,7 @@ class ClaimReport:
     errors: list[dict[str, str]] = field(default_factory=list)
     extractor: str = ""
     without_claims: int = 0  # sampled traces that still have none (nothing to label)
+    spend: dict[str, Any] | None = None  # what the LLM calls of this run used and cost
 
     def as_json(self) -> dict[str, Any]:
         """The `annotate claims --json` document; its names are a contract."""
@@ -171,6 +173,7 @@ def create_claims(
     if chosen == "llm" and client is None:
         client = llm.make_client("LLM claim extraction", NO_KEY_FIX)
     report = ClaimReport(traces=len(trace_ids), extractor=chosen)
+    before = last_call_id(store)
     have = sql.claim_counts(store, trace_ids)
     todo = [trace_id for trace_id in trace_ids if not have.get(trace_id)]
     report.already_had = len(trace_ids) - len(todo)
@@ -182,6 +185,8 @@ def create_claims(
             if progress:
                 progress(report.already_had + first + len(batch), len(trace_ids))
     report.without_claims = len(trace_ids) - len(sql.claim_counts(store, trace_ids))
+    if chosen == "llm":
+        report.spend = spend_after(store, before, "claim_extraction", sample)
     with store.transaction():
         record_act(store, actor, "claims", sample, **asdict(report))
     return report

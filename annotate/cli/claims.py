@@ -12,14 +12,25 @@ from collections.abc import Callable
 from typing import Any
 
 from annotate.claims.extraction import EXTRACTORS, MAX_CLAIMS, create_claims
-from annotate.errors import counted
+from annotate.cli.console import shown
+from annotate.errors import UsageError, counted
+from annotate.spend import spend_text
 
 PRINTED_ERRORS = 20
+LISTED = ("trace_id", "claim_index", "start_offset", "end_offset", "version", "text")
 
 
 def add_claims_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
-    command = commands.add_parser("claims", help="create the claims of a sample's traces, once")
+    command = commands.add_parser(
+        "claims",
+        help="create the claims of a sample's traces, once; `claims list` shows them",
+    )
+    command.add_argument(
+        "action", nargs="?", choices=("list",),
+        help="list: each claim's trace, index, text, offsets and version (what import-labels needs)",
+    )  # fmt: skip
     command.add_argument("--sample", required=True, help="the sample whose traces get claims")
+    command.add_argument("--trace", help="with list: only this trace's claims")
     command.add_argument(
         "--extractor",
         choices=EXTRACTORS,
@@ -38,6 +49,10 @@ def add_claims_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
 
 
 def run_claims(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    if args.action == "list":
+        return run_list(args, writer, emit, say)
+    if args.trace is not None:
+        raise UsageError("--trace goes with `annotate claims list`")
     with writer(args) as store:
         report = create_claims(
             store,
@@ -49,16 +64,41 @@ def run_claims(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         )
     if args.json:
         emit(report.as_json())
-    say(
+    summary = (
         f"{args.sample}: {counted(report.traces, 'trace')}; {counted(report.created, 'claim')} "
         f"created ({report.extractor}); {counted(report.already_had, 'trace')} already had claims; "
-        f"{report.failed} failed; {report.without_claims} still without claims"
+        f"{report.failed:,} failed; {report.without_claims:,} still without claims"
     )
+    if args.json:  # stdout holds the document alone
+        say(summary)
+    else:
+        print(summary)
     for error in report.errors[:PRINTED_ERRORS]:
         say(f"  {error['trace_id']}: {error['message']}")
     if report.failed > PRINTED_ERRORS:
         say("  ... and more: every call is recorded in llm_calls")
+    if report.spend is not None and not args.json:
+        print(f"spend: {spend_text(report.spend)}")
     return 1 if report.failed else 0
+
+
+def run_list(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
+    from annotate.claims.listing import list_claims
+
+    with writer(args) as store:
+        claims = list_claims(store, args.sample, args.trace)
+    if args.json:
+        emit({"sample": args.sample, "trace_id": args.trace, "claims": claims})
+        return 0
+    if not claims:
+        say(
+            f"{args.sample}: no claims yet; make them with `annotate claims --sample {args.sample}`"
+        )
+        return 0
+    print("trace_id\tclaim_index\tstart\tend\tversion\ttext")
+    for claim in claims:
+        print("\t".join(shown("" if claim[key] is None else claim[key]) for key in LISTED))
+    return 0
 
 
 def _progress(say: Any) -> Callable[[int, int], None]:

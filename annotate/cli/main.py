@@ -114,6 +114,7 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "rubrics": ("add_rubric_commands", ("judge", "rubric")),
     "canary": ("add_canary_commands", ("canary",)),
+    "spend": ("add_spend_commands", ("spend",)),
     "check": ("add_check_commands", ("check",)),
     "connectors": ("add_connector_commands", ("export-feedback",)),
 }

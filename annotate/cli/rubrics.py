@@ -22,6 +22,7 @@ from annotate.rubrics.versions import (
     list_rubrics,
     make_current,
 )
+from annotate.spend import spend_text
 
 EXIT_FAILED_CALLS = 1
 EXIT_NOT_READY = 1  # an outcome, like a failed gate: the card is printed, nothing is marked
@@ -156,7 +157,9 @@ def _print_report(report: Any) -> None:
     if report.dry_run:
         print("  dry run: nothing was called")
         return
-    print(f"  {report.status}: {counted(report.judged, 'verdict')}, {report.failed} failed")
+    print(f"  {report.status}: {counted(report.judged, 'verdict')}, {report.failed:,} failed")
+    if report.spend is not None:
+        print(f"  spend: {spend_text(report.spend)}")
     for failure in report.failures:
         print(f"  failed {failure['trace_id']} claim {failure['claim_index']}: {failure['error']}")
     if report.failures:

@@ -50,7 +50,10 @@ def run_batch(
     if not _wait(client, batch_id, poll_seconds, cancel, progress):
         report.status = "submitted"
         return report
-    calls = {custom_id: call_for(plan.rubric, plan.model, job) for custom_id, job in jobs.items()}
+    calls = {
+        custom_id: call_for(plan.rubric, plan.model, job, report.sample)
+        for custom_id, job in jobs.items()
+    }
     parsers = {c: prompt.parser(plan.rubric, len(job.claims)) for c, job in jobs.items()}
     results = iter(llm.collect_batch(store, client, batch_id, calls, parsers))
     while True:

@@ -21,6 +21,7 @@ from annotate.rubrics.baseline import baseline_verdict
 from annotate.rubrics.outcomes import resumed, run_outcome, unfinished_run  # noqa: F401 - pages import them here
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
 from annotate.sampling.samples import known_sample_traces
+from annotate.spend import judge_run_spend
 from annotate.store import Store
 from annotate.store import judge_labels as label_sql
 from annotate.store import judge_runs as sql
@@ -61,6 +62,8 @@ class RunReport:
     failures: list[dict[str, Any]] = field(default_factory=list)
     # the last run of this judge on this sample when it stopped before its end: what this resumes
     resumes: dict[str, Any] | None = None
+    # what the run's calls used and cost (annotate.spend), once it has ended
+    spend: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The `annotate judge --json` document; its names are a contract."""
@@ -174,10 +177,11 @@ def _content(material: dict[str, Any], job: Job, rubric: Rubric) -> list[dict[st
     return prompt.claim_content(material[job.trace_id], job.claims, rubric.granularity)
 
 
-def call_for(rubric: Rubric, model: str, job: Job) -> llm.LLMCall:
+def call_for(rubric: Rubric, model: str, job: Job, sample: str | None = None) -> llm.LLMCall:
     return llm.LLMCall(
-        "judge", model, f"rubric-v{rubric.version}/{prompt.template_hash()}", job.trace_id
-    )
+        "judge", model, f"rubric-v{rubric.version}/{prompt.template_hash()}", job.trace_id,
+        sample, rubric.version,
+    )  # fmt: skip
 
 
 def params_for(rubric: Rubric, model: str, job: Job, material: dict[str, Any]) -> dict[str, Any]:
@@ -274,12 +278,13 @@ def finish(store: Store, plan: Plan, status: str, who: Actor) -> None:
         f for f in sql.open_failures(store, report.judge)
         if (f["trace_id"], int(f["claim_index"])) in scope
     ]  # fmt: skip
+    report.spend = judge_run_spend(store, report.run_id)
     with store.transaction():
         if report.run_id is not None:
             sql.finish_run(store, report.run_id, status, report.judged, report.failed)
         record_act(
             store, who, "judge_run", report.sample, judge=report.judge, status=status,
-            judged=report.judged, failed=report.failed, run_id=report.run_id,
+            judged=report.judged, failed=report.failed, run_id=report.run_id, spend=report.spend,
         )  # fmt: skip
 
 
@@ -377,11 +382,13 @@ def _call(plan: Plan, client: Any, job: Job, retry: llm.Retry | None) -> llm.Ans
     rubric = plan.rubric
     params = params_for(rubric, plan.model, job, plan.material)
     parse = prompt.parser(rubric, len(job.claims))
-    return llm.call_structured(client, call_for(rubric, plan.model, job), params, parse, retry)
+    call = call_for(rubric, plan.model, job, plan.report.sample)
+    return llm.call_structured(client, call, params, parse, retry)
 
 
 def _saved(store: Store, plan: Plan, job: Job, answer: llm.Answer) -> Any:
     try:
-        return llm.save_answer(store, call_for(plan.rubric, plan.model, job), answer)
+        call = call_for(plan.rubric, plan.model, job, plan.report.sample)
+        return llm.save_answer(store, call, answer)
     except llm.LLMError as exc:
         return exc

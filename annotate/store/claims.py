@@ -105,7 +105,8 @@ def record_llm_call(store: Store, row: dict[str, Any]) -> int:
     found = store.fetchone(
         "INSERT INTO llm_calls (purpose, trace_id, model, prompt_version, request_id, input_tokens, "
         "output_tokens, raw_response, error, created_at, attempts, cache_read_tokens, "
-        "cache_write_tokens, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "cache_write_tokens, batch_id, sample, rubric_version) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [
             row["purpose"],
             row.get("trace_id"),
@@ -121,6 +122,8 @@ def record_llm_call(store: Store, row: dict[str, Any]) -> int:
             row.get("cache_read_tokens"),
             row.get("cache_write_tokens"),
             row.get("batch_id"),
+            row.get("sample"),
+            row.get("rubric_version"),
         ],
     )
     return int(found[0]) if found else 0

@@ -10,6 +10,7 @@ import json
 
 from annotate.store.schema_active import ACTIVE_DRAWS
 from annotate.store.schema_connectors import CONNECTOR_PUSHES, CONNECTOR_TRACES
+from annotate.store.schema_ratings import RATINGS, default_criteria_migration
 from annotate.store.schema_review import (
     ATTRIBUTE_NAMES,
     CLAIM_VERSIONS,
@@ -18,8 +19,8 @@ from annotate.store.schema_review import (
     LOGIN_TRIES,
     QUESTIONS,
 )
-from annotate.store.schema_ratings import RATINGS, default_criteria_migration
 from annotate.store.schema_rubrics import rubrics_migration
+from annotate.store.schema_spend import LLM_CALL_SCOPE
 
 DEFAULT_RUBRIC_LABELS = [
     {
@@ -396,5 +397,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0018_connector_pushes", CONNECTOR_PUSHES),
     ("0020_ratings", RATINGS),
     ("0021_default_criteria", default_criteria_migration()),
+    ("0023_llm_call_scope", LLM_CALL_SCOPE),
     ("0025_active_draws", ACTIVE_DRAWS),
 ]
