@@ -101,6 +101,7 @@ def draw_from_results(
                 label_counts or [], frame.drawn_labels, units, counts_path, judge
             ),
         )  # fmt: skip
+        frame.close()  # the frame's temporary table (a failure's rollback drops it)
     return plan
 
 

@@ -259,6 +259,7 @@ def top_up(
         if row.get("source"):  # its new traces are in; the frame traces still undrawn
             sql.set_max_import_id(store, name, sql.max_import_id(store))
             add_signatures(store, name, frame.undrawn_signatures(sample_trace_ids(store, name)))
+            frame.close()  # the frame's temporary table (a failure's rollback drops it)
         record_act(store, who, "top_up", name, added=len(plan.trace_ids))
     return plan
 

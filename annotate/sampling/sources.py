@@ -1,7 +1,9 @@
 """Sample where the traces live: draw from Parquet / JSON Lines / CSV files read in place.
 
 DuckDB computes the frame (the judgeable rows that match the filters, as for imported
-traces), its stratum counts and the judge's verdict counts over the files; allocation is
+traces) in one pass over the files into a temporary table (trace id, strata, the judge's
+verdicts, the draw's hash prefix); its stratum counts, the judge's verdict counts, the draw
+and the undrawn traces' signatures read that table; allocation is
 the same as for an imported frame; the draw is the same rule (sha256 of "<seed>:<trace_id>",
 ascending, top-k per stratum), so the same files imported then sampled give the same
 trace ids. Only the drawn rows are read into Python and imported, validated exactly as
@@ -12,15 +14,17 @@ is stored. Trace ids are assumed unique in the source (a sample needs unique uni
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
-from annotate.errors import InputError
+from annotate.errors import InputError, StoreError
 from annotate.ingest.importer import import_rows
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
 from annotate.sampling.samples import (
@@ -100,6 +104,7 @@ _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
 # The judge of a warehouse's judge_label column: the name `annotate import` gives a verdict
 # that names no judge. A drawn row's judge_label becomes its response-level verdict.
 WAREHOUSE_JUDGE = "imported"
+_FRAMES = itertools.count(1)  # temporary table names, distinct per process
 
 
 class SourceFrame:
@@ -132,21 +137,42 @@ class SourceFrame:
         # whose verdict judge_label is (--from-rows; None: the counts have no judge_label)
         self.warehouse_judge: str | None = None
         self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
+        self.table: str | None = None  # the frame's temporary table, once made
 
-    def _cte(self, seed: int | None = None) -> tuple[str, list[Any]]:
-        spec, source = self.spec, self.source
-        return sql.frame_cte(
-            source.path, source.format, self.columns, source.mapping, spec.filters, spec.by, seed
-        )
+    def _table(self) -> str:
+        """The frame's temporary table, made by the first question asked of it: the files are
+        read once per SourceFrame (issue 38: four scans were 94% of a sample's time)."""
+        if self.table is None:
+            spec, source = self.spec, self.source
+            select, params = sql.frame_select(
+                source.path,
+                source.format,
+                self.columns,
+                source.mapping,
+                spec.filters,
+                spec.by,
+                spec.seed,
+            )
+            name = f"source_frame_{next(_FRAMES)}"
+            sql.create_frame(self.store, name, select, params)
+            self.table = name
+        return self.table
+
+    def close(self) -> None:
+        """Drop the frame's table (a rolled-back transaction has dropped it already)."""
+        if self.table is not None:
+            with suppress(StoreError):
+                sql.drop_frame(self.store, self.table)
+            self.table = None
 
     def strata(
         self, outcomes: Sequence[tuple[str, str, str]]
     ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
-        cte, params = self._cte()
+        cte = sql.frame_cte(self._table(), len(self.spec.by))
         counts = sql.strata_counts(
-            self.store, cte, params, len(self.spec.by), outcomes, self.has_judge, self.judge_kind
+            self.store, cte, [], len(self.spec.by), outcomes, self.has_judge, self.judge_kind
         )
-        total, judgeable = sql.totals(self.store, cte, params)
+        total, judgeable = sql.totals(self.store, self._table())
         frame_size = sum(population for _, population, _ in counts)
         if frame_size == 0:
             raise SampleError(
@@ -160,13 +186,16 @@ class SourceFrame:
         """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""
         if not self.has_judge:
             return []
-        cte, params = self._cte()
         width = len(self.spec.by)
-        return sql.undrawn_signatures(self.store, cte, params, width, self.judge_kind, drawn)
+        cte = sql.frame_cte(self._table(), width)
+        return sql.undrawn_signatures(self.store, cte, [], width, self.judge_kind, drawn)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
-        cte, params = self._cte(self.spec.seed)
-        return sql.draw_ranks(self.store, cte, params, len(self.spec.by), ranges)
+        """The drawn (trace, key, rank) of `ranges`, hashing in full only the candidates."""
+        width = len(self.spec.by)
+        deepest = max((hi for _, _, hi in ranges), default=0)
+        cte, params = sql.candidates_cte(self._table(), width, deepest, self.spec.seed)
+        return sql.draw_ranks(self.store, cte, params, width, ranges)
 
     def import_drawn(self, units: Sequence[tuple[str, Any, int]], who: Actor) -> int:
         """Import the drawn rows, one import per file; any bad row: InputError, nothing kept."""
@@ -273,15 +302,18 @@ def draw_from_source(
         if not plan_only:
             check_name_free(store, spec.name)
         frame = SourceFrame(store, source, spec)
-        counts, frame_size, excluded = frame.strata(judge_outcomes(store))
-        strata = _plan_strata(spec, counts)
-        plan = Plan(spec, frame_size, excluded, strata, 0)
-        if plan_only:
-            return plan
-        ranges = [(s.values, 0, s.sample) for s in strata]
-        units = frame.ranks(ranges)
-        record = {**source.as_json(), "files": len(frame.files)}
-        _record_draw(store, frame, plan, ranges, units, who, record, frame.undrawn_signatures)
+        try:
+            counts, frame_size, excluded = frame.strata(judge_outcomes(store))
+            strata = _plan_strata(spec, counts)
+            plan = Plan(spec, frame_size, excluded, strata, 0)
+            if plan_only:
+                return plan
+            ranges = [(s.values, 0, s.sample) for s in strata]
+            units = frame.ranks(ranges)
+            record = {**source.as_json(), "files": len(frame.files)}
+            _record_draw(store, frame, plan, ranges, units, who, record, frame.undrawn_signatures)
+        finally:
+            frame.close()
     return plan
 
 

@@ -277,6 +277,8 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
     try:
         config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit()}
         conn = duckdb.connect(target, read_only=read_only, config=config)
+        # no progress bar: DuckDB prints it to stdout after 2 s (into a --json answer)
+        conn.execute("SET enable_progress_bar = false")
     except duckdb.IOException as exc:
         raise _translate_open_error(target, exc) from exc
     except duckdb.Error as exc:

@@ -51,12 +51,14 @@ def signatures(
     width: int,
     batch: Any = None,
     text_keys: bool = False,
+    suffix: str = "",
 ) -> list[Signature]:
     """The signature rows of `sig_frame`'s traces; `ctes` defines sig_frame and verdicts
     (reading `_batch` when `batch` is given). Stratum keys come back as their stored text
-    (`text_keys`: s0 already is that text)."""
+    (`text_keys`: s0 already is that text). `suffix` (UNION ALL ...) adds rows of the same
+    columns (a signature may then come in several rows: merge_signatures sums them)."""
     keys = ", ".join(f"s{i}" for i in range(width))
-    sql = f"WITH {ctes}, {_SIGNATURES.format(keys=keys)}"
+    sql = f"WITH {ctes}, {_SIGNATURES.format(keys=keys)}{suffix}"
     if batch is None:
         rows = store.fetchall(sql, list(params))
     else:

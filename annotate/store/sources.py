@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from annotate.store import Store, id_batch
-from annotate.store.frame_verdicts import signatures
+from annotate.store.frame_verdicts import merge_signatures, signatures
 from annotate.store.samples import (
     STRATUM_COLUMNS,
     Filters,
@@ -50,6 +50,8 @@ _JUDGEABLE = (
 _JUDGEABLE_STRINGS = (
     "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e, '')") + " FOR e IN {c}]), false)"
 )
+# The draw's hash "<seed>:<trace_id>" (store.samples.frame_cte), its first 16 hex digits
+_HASH_PREFIX = "CAST('0x' || left(sha256(CAST(? AS VARCHAR) || ':' || trace_id), 16) AS UBIGINT)"
 _JUDGEABLE_OBJECTS = (
     "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e.text, '')") + " FOR e IN {c}]), false)"
 )
@@ -105,56 +107,100 @@ def column_expr(columns: Collection[str], mapping: Mapping[str, str], field: str
     return ".".join(quote(part) for part in [head, *rest])
 
 
-def frame_cte(
+def frame_select(
     glob: str,
     fmt: str,
     columns: Mapping[str, str],
     mapping: Mapping[str, str],
     filters: Filters,
     by: Sequence[str],
-    seed: int | None = None,
+    seed: int,
 ) -> tuple[str, list[Any]]:
-    """`src` (every row, with its file and row) and `frame(trace_id, s0.., [h], judge)`."""
+    """The one pass over the files: a row per file row with `has_id`, `judgeable`,
+    `in_frame`, and for frame rows only their `trace_id`, stratum values s0.., `judge` and
+    `hk`, the first 64 bits of the draw's hash (the hash of every frame trace, once)."""
 
     def field(name: str) -> str:
         expr = column_expr(columns, mapping, name)
         return expr if expr is not None else "NULL"
 
-    context = field("context")
     kind = columns.get(mapping.get("context", "context"))
-    judge = field("judge")
-    row = "file_row_number" if fmt == "parquet" else "NULL"
-    src = (
-        f"src AS (SELECT CAST({field('trace_id')} AS VARCHAR) AS trace_id, "
-        f"{judgeable_expr(context, kind)} AS judgeable, "
-        f"{judge} AS judge, filename AS _file, {row} AS _row, "
-        f"TRY_CAST({field('timestamp')} AS TIMESTAMP) AS _ts"
+    picks = [
+        f"CAST({field('trace_id')} AS VARCHAR) AS trace_id",
+        f"{judgeable_expr(field('context'), kind)} AS judgeable",
+        f"{field('judge')} AS judge",
+        f"TRY_CAST({field('timestamp')} AS TIMESTAMP) AS _ts",
+        *(f"CAST({field(name)} AS VARCHAR) AS s{i}" for i, name in enumerate(by)),
+    ]
+    named = [*filters.columns.items(), *filters.attributes.items()]
+    picks += [f"CAST({field(name)} AS VARCHAR) AS f{i}" for i, (name, _) in enumerate(named)]
+    conds, params = _frame_conditions(filters, named)
+    frame = " AND ".join(conds)
+    kept = "".join(f", CASE WHEN in_frame THEN s{i} END AS s{i}" for i in range(len(by)))
+    sql = (  # the parameters in the text's order: the reader's glob, the filters', the seed
+        f"WITH picked AS (SELECT {', '.join(picks)} FROM {reader(fmt)}), "
+        f"flagged AS (SELECT *, coalesce({frame}, false) AS in_frame FROM picked) "
+        "SELECT CASE WHEN in_frame THEN trace_id END AS trace_id, trace_id IS NOT NULL AS has_id, "
+        f"judgeable AND trace_id IS NOT NULL AS judgeable, in_frame{kept}, "
+        f"CASE WHEN in_frame THEN judge END AS judge, CASE WHEN in_frame THEN {_HASH_PREFIX} END "
+        "AS hk FROM flagged"
     )
-    for index, name in enumerate(by):
-        src += f", CAST({field(name)} AS VARCHAR) AS s{index}"
-    conds: list[str] = ["trace_id IS NOT NULL", "judgeable"]
-    params: list[Any] = [glob]
+    return sql, [glob, *params, seed]
+
+
+def _frame_conditions(
+    filters: Filters, named: Sequence[tuple[str, Sequence[str]]]
+) -> tuple[list[str], list[Any]]:
+    """The frame rule over the picked columns (after the reader's glob, in the SQL's order)."""
+    conds = ["trace_id IS NOT NULL", "judgeable"]
     conds.append("trace_id NOT IN (SELECT trace_id FROM canary_responses)")
+    params: list[Any] = []
     if filters.since:
         conds.append("_ts >= ?")
         params.append(filters.since)
     if filters.until:
         conds.append("_ts < ?")
         params.append(filters.until)
-    for name, values in [*filters.columns.items(), *filters.attributes.items()]:
-        conds.append(f"CAST({field(name)} AS VARCHAR) IN ({', '.join('?' for _ in values)})")
+    for index, (_, values) in enumerate(named):
+        conds.append(f"f{index} IN ({', '.join('?' for _ in values)})")
         params.extend(values)
     if filters.judge:
-        conds.append(f"list_has_any(json_extract_string(to_json({judge}), '$[*].label'), ?)")
+        conds.append("list_has_any(json_extract_string(to_json(judge), '$[*].label'), ?)")
         params.append(list(filters.judge))
-    src += f", ({' AND '.join(conds)}) AS in_frame FROM {reader(fmt)})"
-    keys = "".join(f", s{i}" for i in range(len(by)))
-    hash_select = ""
-    if seed is not None:
-        hash_select = ", sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h"
-        params.append(seed)
-    frame = f"frame AS (SELECT trace_id{keys}{hash_select}, judge FROM src WHERE in_frame)"
-    return f"{src}, {frame}", params
+    return conds, params
+
+
+def create_frame(store: Store, table: str, select: str, params: Sequence[Any]) -> None:
+    """The frame of `frame_select` as the temporary table `table` (a name we chose): the files
+    are read once; counts, draw and signatures read the table (it spills past the limit)."""
+    store.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}", list(params))
+
+
+def drop_frame(store: Store, table: str) -> None:
+    store.execute(f"DROP TABLE IF EXISTS temp.{table}")
+
+
+def frame_cte(table: str, width: int) -> str:
+    """`frame(trace_id, s0.., judge)` over the temporary frame table."""
+    keys = "".join(f", s{i}" for i in range(width))
+    return f"frame AS (SELECT trace_id{keys}, judge FROM {table} WHERE in_frame)"
+
+
+def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str, list[Any]]:
+    """`frame(trace_id, s0.., h)` of the traces that may rank within `deepest` in their
+    stratum: those whose hash prefix `hk` is at most the stratum's deepest-th smallest. The
+    prefix orders as the hash does, so the (h, trace_id) order of these is the frame's; only
+    they are hashed again, whole."""
+    keys = ", ".join(f"s{i}" for i in range(width))
+    same = " AND ".join(f"p.s{i} IS NOT DISTINCT FROM c.s{i}" for i in range(width))
+    cte = (
+        f"pool AS (SELECT trace_id, {keys}, hk FROM {table} WHERE in_frame), "
+        f"cut AS (SELECT {keys}, list_max(min(hk, {int(deepest)})) AS cut FROM pool GROUP BY ALL), "
+        f"frame AS (SELECT p.trace_id, {', '.join(f'p.s{i}' for i in range(width))}, "
+        "sha256(CAST(? AS VARCHAR) || ':' || p.trace_id) AS h "
+        f"FROM pool p JOIN cut c ON {same} WHERE p.hk <= c.cut)"
+    )
+    return cte, [seed]
 
 
 def known_fields(
@@ -164,12 +210,10 @@ def known_fields(
     return [name for name in names if column_expr(columns, mapping, name) is None]
 
 
-def totals(store: Store, cte: str, params: Sequence[Any]) -> tuple[int, int]:
-    """(rows with a trace id, judgeable rows) in the source."""
+def totals(store: Store, table: str) -> tuple[int, int]:
+    """(rows with a trace id, judgeable rows) in the source's frame table."""
     row = store.fetchone(
-        f"WITH {cte} SELECT count(*) FILTER (WHERE trace_id IS NOT NULL), "
-        "count(*) FILTER (WHERE trace_id IS NOT NULL AND judgeable) FROM src",
-        params,
+        f"SELECT count(*) FILTER (WHERE has_id), count(*) FILTER (WHERE judgeable) FROM {table}"
     )
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
@@ -248,7 +292,7 @@ def _verdict_fields(judge_kind: str | None) -> tuple[str, str]:
     return items, select
 
 
-def file_verdicts_cte(judge_kind: str | None, width: int) -> str:
+def file_verdicts_cte(judge_kind: str | None, width: int, name: str = "verdicts") -> str:
     """`verdicts(trace_id, s0.., judge, level, claim, label, pos, nv)` of sig_frame's `judge` column, by
     the import's rules: no judge name is "imported", no level is "claim" when a claim index
     is given, else "response"; a response-level verdict has no claim."""
@@ -259,7 +303,7 @@ def file_verdicts_cte(judge_kind: str | None, width: int) -> str:
         f"(SELECT trace_id{keys}, len(items) AS nv, "
         "unnest(items) AS v, unnest(range(len(items))) AS pos FROM "
         f"(SELECT trace_id{keys}, {items} AS items FROM sig_frame))), "
-        f"verdicts AS (SELECT trace_id{keys}, coalesce(nullif(judge, ''), 'imported') AS judge, lvl AS level, "
+        f"{name} AS (SELECT trace_id{keys}, coalesce(nullif(judge, ''), 'imported') AS judge, lvl AS level, "
         "CASE WHEN lvl = 'claim' THEN claim END AS claim, label, pos, nv FROM (SELECT *, "
         "coalesce(nullif(level, ''), CASE WHEN claim IS NOT NULL THEN 'claim' ELSE 'response' END) "
         "AS lvl FROM raw_verdicts) WHERE label IS NOT NULL AND label <> '')"
@@ -274,13 +318,23 @@ def undrawn_signatures(
     judge_kind: str | None,
     drawn: Sequence[str],
 ) -> list[Any]:
-    """The judge's verdict signatures (store.frame_verdicts) of the frame traces not drawn."""
+    """The judge's verdict signatures (store.frame_verdicts) of the frame traces not drawn.
+    A trace with one verdict is its own signature, grouped as it is; only the traces with
+    several go through the per-trace rules (most files hold one verdict per trace)."""
     batch = id_batch(drawn)
+    keys = ", ".join(f"s{i}" for i in range(width))
     ctes = (
         f"{cte}, sig_frame AS (SELECT * FROM frame WHERE trace_id NOT IN "
-        f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind, width)}"
+        f"(SELECT trace_id FROM _batch)), {file_verdicts_cte(judge_kind, width, 'all_verdicts')}, "
+        "verdicts AS (SELECT * FROM all_verdicts WHERE nv > 1)"
     )
-    return signatures(store, ctes, params, width, batch)
+    single = (
+        f" UNION ALL SELECT {keys}, judge, CASE WHEN level = 'response' THEN label END, "
+        "CASE WHEN level = 'claim' THEN [label] ELSE []::VARCHAR[] END, "
+        "CASE WHEN level = 'claim' THEN [1] ELSE []::BIGINT[] END, count(*) "
+        "FROM all_verdicts WHERE nv = 1 GROUP BY ALL"
+    )
+    return merge_signatures(signatures(store, ctes, params, width, batch, suffix=single))
 
 
 def draw_ranks(
