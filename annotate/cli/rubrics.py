@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from annotate.cli.console import out_file
+from annotate.cli.console import out_file, shown
 from annotate.errors import UsageError, counted, slice_label
 from annotate.rubrics.card import build_card, card_status
 from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
@@ -265,15 +265,19 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any, say: Any) ->
 
 
 def run_propose(args: argparse.Namespace, writer: Any, emit: Any) -> int:
-    from annotate.rubrics.revise import propose_revision
+    from annotate.rubrics.revise import propose
 
     with writer(args) as store:
         judge = get_rubric(store, args.version).judge_name(args.model)
-        draft = propose_revision(store, judge, args.sample, actor=args.actor)
+        proposal = propose(store, judge, args.sample, actor=args.actor)
     if args.json:
-        emit({"version": draft.version, "parent": draft.parent, "note": draft.note})
-    else:
-        print(f"draft rubric v{draft.version} (parent v{draft.parent}): {draft.note}")
+        emit(proposal.as_json())
+        return 0
+    draft = proposal.draft
+    print(f"draft rubric v{draft.version} (parent v{draft.parent}): {shown(draft.note)}")
+    print(f"rationale: {shown(proposal.rationale)}")
+    print("\n".join(shown(line) for line in proposal.diff()) or "no change to the parent")
+    print(f"spend: {spend_text(proposal.spend)}")
     return 0
 
 

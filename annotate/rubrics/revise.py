@@ -6,15 +6,18 @@ like any other version.
 
 from __future__ import annotations
 
+import difflib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from annotate import llm
-from annotate.accounts.activity import Actor
+from annotate.accounts.activity import Actor, record_act
 from annotate.errors import UsageError
 from annotate.rubrics.card import rubric_judge
 from annotate.rubrics.loop import disagreements_on_tuning, few_shot_candidates
 from annotate.rubrics.versions import Rubric, get_rubric, save_version
+from annotate.spend import last_call_id, spend_after
 from annotate.store import Store
 
 PROMPT_VERSION = "revision-v2"  # v2: escaped, NFKC and look-alike tag spellings defused
@@ -43,6 +46,14 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+def answer_schema(count: int) -> dict[str, Any]:
+    """The answer's schema; with no candidates it has no few_shot to pick, so none is asked."""
+    if count:
+        return SCHEMA
+    properties = {k: v for k, v in SCHEMA["properties"].items() if k != "few_shot"}
+    return {**SCHEMA, "properties": properties, "required": ["rationale", "instructions"]}
+
+
 def _parser(count: int):
     def parse(raw: str) -> dict[str, Any]:
         try:
@@ -53,9 +64,11 @@ def _parser(count: int):
         if not isinstance(instructions, str) or not instructions.strip():
             raise ValueError("no instructions (text) in the answer")
         picks = data.get("few_shot") or []
+        if picks and not count:
+            raise ValueError(f"few_shot picks {picks}, but there were no candidates to pick")
         if not isinstance(picks, list) or not all(type(p) is int and 0 <= p < count for p in picks):
             raise ValueError(f"few_shot must list candidate numbers 0..{count - 1}, got {picks}")
-        return data
+        return {**data, "few_shot": picks, "rationale": str(data.get("rationale") or "")}
 
     return parse
 
@@ -87,11 +100,62 @@ def revision_prompt(rubric: Rubric, found: list[dict], candidates: list[dict]) -
     )
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """A draft version with why the model proposed it, what changed, and what the call cost."""
+
+    draft: Rubric
+    parent: Rubric
+    rationale: str
+    disagreements: int
+    candidates: int
+    spend: dict[str, Any]
+
+    def diff(self) -> list[str]:
+        return rubric_diff(self.parent, self.draft)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "version": self.draft.version, "parent": self.draft.parent, "note": self.draft.note,
+            "rationale": self.rationale, "disagreements": self.disagreements,
+            "candidates": self.candidates, "diff": self.diff(), "spend": self.spend,
+        }  # fmt: skip
+
+
+def rubric_lines(rubric: Rubric) -> list[str]:
+    """A version as lines to diff: model, instructions line by line, each few-shot example."""
+    lines = [f"model: {rubric.model}", "instructions:"]
+    lines += [f"  {line}" for line in rubric.instructions.splitlines()]
+    lines += ["few-shot examples:"] + [
+        f"  {e['trace_id']} claim {e['claim_index']}: {e.get('label')} - {e.get('claim', '')}"
+        for e in rubric.few_shot
+    ]
+    return lines
+
+
+def rubric_diff(parent: Rubric, draft: Rubric) -> list[str]:
+    """The unified diff of the draft against its parent (empty when nothing changed)."""
+    return list(
+        difflib.unified_diff(
+            rubric_lines(parent), rubric_lines(draft), f"v{parent.version}",
+            f"v{draft.version}", lineterm="",
+        )
+    )  # fmt: skip
+
+
 def propose_revision(
     store: Store, judge: str, sample: str, client: Any = None, actor: Actor | str | None = None,
     model: str | None = None,
 ) -> Rubric:  # fmt: skip
     """A draft version proposed by one LLM call; raises UsageError when there is nothing to fix."""
+    return propose(store, judge, sample, client, actor, model).draft
+
+
+def propose(
+    store: Store, judge: str, sample: str, client: Any = None, actor: Actor | str | None = None,
+    model: str | None = None,
+) -> Proposal:  # fmt: skip
+    """`propose_revision` with the model's rationale, the diff and the call's spend."""
     found_judge = rubric_judge(judge)
     if found_judge is None:
         raise UsageError(f"{judge!r} is not one of our judges (rubric-vN:model)")
@@ -104,13 +168,25 @@ def propose_revision(
     chosen_model = model or (
         rubric.model if rubric.model != "offline-baseline" else "claude-haiku-4-5"
     )
-    call = llm.LLMCall("rubric_revision", chosen_model, PROMPT_VERSION)
+    before = last_call_id(store)
+    call = llm.LLMCall(
+        "rubric_revision", chosen_model, PROMPT_VERSION, sample=sample,
+        rubric_version=rubric.version,
+    )  # fmt: skip
     content = [{"type": "text", "text": revision_prompt(rubric, found, candidates)}]
-    params = llm.message_params(call, [llm.cached(SYSTEM)], content, SCHEMA, {"max_tokens": 2048})
+    schema = answer_schema(len(candidates))
+    params = llm.message_params(call, [llm.cached(SYSTEM)], content, schema, {"max_tokens": 2048})
     answer, call_id = llm.ask_structured(store, client, call, params, _parser(len(candidates)))
     shots = [
         {k: v for k, v in candidates[n].items() if k != "judge_error"} for n in answer["few_shot"]
     ]
     note = f"proposed by {chosen_model} (llm call {call_id}) from {len(found)} tuning disagreements; a draft"
     changes = {"instructions": answer["instructions"].strip(), "few_shot": shots}
-    return save_version(store, {**rubric.content(), **changes}, actor, rubric.version, note)
+    draft = save_version(store, {**rubric.content(), **changes}, actor, rubric.version, note)
+    spend = spend_after(store, before, "rubric_revision")
+    with store.transaction():
+        record_act(
+            store, actor, "rubric", f"rubric v{draft.version}", proposed_from=rubric.version,
+            sample=sample, rationale=answer["rationale"], spend=spend,
+        )  # fmt: skip
+    return Proposal(draft, rubric, answer["rationale"], len(found), len(candidates), spend)
