@@ -36,3 +36,12 @@ def test_the_markers_are_on_the_architecture_page() -> None:
     assert architecture.PACKAGES not in built and architecture.CONTRACTS not in built
     assert "Layers go one way" in built
     assert "docs/hooks/architecture.py" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+def test_every_bench_is_listed_with_the_command_that_runs_it() -> None:
+    table = architecture.benches_table()
+    benches = sorted((ROOT / "tests" / "bench").glob("bench_*.py"))
+    assert len(benches) > 5
+    for bench in benches:
+        assert f"`python -m tests.bench {bench.stem.removeprefix('bench_')}`" in table
+    assert architecture.BENCHES in (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")

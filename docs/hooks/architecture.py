@@ -1,6 +1,7 @@
-"""The Architecture page's generated parts, made at build time: the packages of `annotate/`,
-each with the docstring of its `__init__.py`, and the import-linter contracts of
-pyproject.toml, so the page follows the code when packages move or contracts change.
+"""The generated parts of the Architecture and Benchmarks pages, made at build time: the
+packages of `annotate/`, each with the docstring of its `__init__.py`, the import-linter
+contracts of pyproject.toml, and the benches of tests/bench with their docstrings, so the pages
+follow the code when packages move, contracts change or a bench is added.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = "<!-- packages -->"
 CONTRACTS = "<!-- import-contracts -->"
+BENCHES = "<!-- benches -->"
 
 
 def packages_table(root: Path = ROOT) -> str:
@@ -52,10 +54,23 @@ def contracts_text(root: Path = ROOT) -> str:
     return "\n".join(contract_text(contract) for contract in contracts)
 
 
+def benches_table(root: Path = ROOT) -> str:
+    """One row per tests/bench/bench_*.py: the command that runs it alone and what it measures."""
+    rows = ["| bench | what it measures, beside which baseline |", "|---|---|"]
+    for bench in sorted((root / "tests" / "bench").glob("bench_*.py")):
+        doc = ast.get_docstring(ast.parse(bench.read_text(encoding="utf-8"))) or ""
+        text = " ".join(doc.split()).replace("|", "\\|")
+        name = bench.stem.removeprefix("bench_")
+        rows.append(f"| `python -m tests.bench {name}` | {text} |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown: str, page: Any, **_: object) -> str:
-    """MkDocs hook: fill the Architecture page's markers."""
+    """MkDocs hook: fill the Architecture and Benchmarks pages' markers."""
     if PACKAGES in markdown:
         markdown = markdown.replace(PACKAGES, packages_table())
     if CONTRACTS in markdown:
         markdown = markdown.replace(CONTRACTS, contracts_text())
+    if BENCHES in markdown:
+        markdown = markdown.replace(BENCHES, benches_table())
     return markdown
