@@ -63,7 +63,7 @@ def test_claims_and_verdicts_name_each_ignored_key_by_its_path(fresh_store, tmp_
         fresh_store, write_jsonl(tmp_path / "t.jsonl", row(claims=claims, judge=judge))
     )
     assert report.imported == 1 and report.errors == []
-    verdict_fields = "(judge, level, claim, label, score, explanation)"
+    verdict_fields = "(judge, level, claim, label, score, explanation, ratings)"
     assert warnings_of(report) == [
         'line 1: "claims[0].strat" is not a field of a claim (text, start, end) and was '
         'ignored; did you mean "start"?',
@@ -95,7 +95,7 @@ def test_a_single_verdict_object_and_a_null_unknown_key(fresh_store, tmp_path):
     assert report.imported == 2
     assert warnings_of(report) == [
         'line 1: "judge[0].explanaton" is not a field of a judge verdict (judge, level, claim, '
-        'label, score, explanation) and was ignored; did you mean "explanation"?'
+        'label, score, explanation, ratings) and was ignored; did you mean "explanation"?'
     ]
 
 
@@ -119,7 +119,7 @@ def test_a_rejected_row_also_names_the_misspelt_key_that_may_be_why(fresh_store,
     assert [str(e) for e in report.errors] == [
         'line 1: "judge[0].label" must be a non-empty string, got null',
         'line 1: "judge[0].lable" is not a field of a judge verdict (judge, level, claim, label, '
-        'score, explanation) and was ignored; did you mean "label"?',
+        'score, explanation, ratings) and was ignored; did you mean "label"?',
     ]
 
 

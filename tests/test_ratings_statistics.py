@@ -26,7 +26,14 @@ K2011 = [
     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
 ]
 # Shrout & Fleiss (1979), Table 2: 6 targets x 4 judges; Table 4 gives ICC(2,1) = .29.
-SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+SHROUT_FLEISS = [
+    [9, 2, 5, 8],
+    [6, 1, 3, 2],
+    [8, 4, 6, 8],
+    [7, 1, 2, 6],
+    [10, 5, 6, 9],
+    [6, 2, 4, 7],
+]
 
 
 @pytest.mark.parametrize(("level", "published"), [("ordinal", 0.815), ("interval", 0.849)])
@@ -64,7 +71,11 @@ def _icc_from_statsmodels_anova(a: np.ndarray, b: np.ndarray) -> float:
 
     n, k = len(a), 2
     frame = pd.DataFrame(
-        {"score": np.r_[a, b], "unit": np.r_[np.arange(n), np.arange(n)], "rater": [0] * n + [1] * n}
+        {
+            "score": np.r_[a, b],
+            "unit": np.r_[np.arange(n), np.arange(n)],
+            "rater": [0] * n + [1] * n,
+        }
     )
     table = anova_lm(smf.ols("score ~ C(unit) + C(rater)", frame).fit())
     ms = table["sum_sq"] / table["df"]
@@ -74,7 +85,10 @@ def _icc_from_statsmodels_anova(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_two_reviewers_on_60_responses_equal_independent_computations():
     traces, a, b, _, strata = _planted()
-    scores = {"ann": dict(zip(traces, a.tolist())), "bob": dict(zip(traces, b.tolist()))}
+    scores = {
+        "ann": dict(zip(traces, a.tolist(), strict=True)),
+        "bob": dict(zip(traces, b.tolist(), strict=True)),
+    }
     found = agreement_of(scores, strata, seed=3, repetitions=300)
     data = np.vstack([a, b]).astype(float)
     for level in ("ordinal", "interval"):
@@ -107,8 +121,10 @@ def test_kappa_per_pair_for_three_reviewers_matches_scikit_learn():
 
 def test_judge_bias_interval_covers_the_planted_bias_and_the_rest_match():
     traces, a, b, judge, strata = _planted(bias=0.6)
-    humans = dict(zip(traces, ((a + b) / 2).tolist()))
-    found = judge_against_humans(dict(zip(traces, judge.tolist())), humans, 4.0, strata, 5, 400)
+    humans = dict(zip(traces, ((a + b) / 2).tolist(), strict=True))
+    found = judge_against_humans(
+        dict(zip(traces, judge.tolist(), strict=True)), humans, 4.0, strata, 5, 400
+    )
     h = (a + b) / 2
     bias = found["mean_bias"]
     assert bias["value"] == pytest.approx(float(np.mean(judge - h)), abs=1e-9)
@@ -128,8 +144,10 @@ def test_judge_bias_interval_covers_the_planted_bias_and_the_rest_match():
 
 def test_unbiased_judge_bias_interval_covers_zero():
     traces, a, b, judge, strata = _planted(seed=9, bias=0.0)
-    humans = dict(zip(traces, ((a + b) / 2).tolist()))
-    found = judge_against_humans(dict(zip(traces, judge.tolist())), humans, 4.0, strata, 5, 400)
+    humans = dict(zip(traces, ((a + b) / 2).tolist(), strict=True))
+    found = judge_against_humans(
+        dict(zip(traces, judge.tolist(), strict=True)), humans, 4.0, strata, 5, 400
+    )
     assert found["mean_bias"]["low"] < 0 < found["mean_bias"]["high"]
 
 

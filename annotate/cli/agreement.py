@@ -22,6 +22,7 @@ from annotate.agreement.reliability import (
     save_min_shared,
 )
 from annotate.cli.console import RESAMPLES, SEED, out_dir, shown
+from annotate.cli.ratings import add_criterion, run_rating_agreement, run_rating_calibration
 from annotate.errors import UsageError, counted
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
 from annotate.rubrics.card import judge_calibration, rubric_judge
@@ -39,11 +40,13 @@ def add_agreement_commands(commands: Any, common: Any, writer: Any, emit: Any, s
         type=int,
         help="flag a reviewer only with at least this many shared units (saved; default 20)",
     )
+    add_criterion(command)
     common(command)
     command.set_defaults(run=lambda args: run_agreement(args, writer, emit))
 
     judge = commands.add_parser("calibration", help="the judge against the reviewers' gold")
     _judge_arguments(judge)
+    add_criterion(judge)
     common(judge)
     judge.set_defaults(run=lambda args: run_calibration(args, writer, emit))
 
@@ -123,6 +126,8 @@ def _line(name: str, stat: dict[str, Any]) -> str:
 
 
 def run_agreement(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    if args.criterion:
+        return run_rating_agreement(args, writer, emit)
     with writer(args) as store:
         if args.min_shared_units is not None:
             save_min_shared(store, args.min_shared_units, args.actor)
@@ -171,6 +176,8 @@ def _calibration(args: argparse.Namespace, store: Any) -> dict[str, Any]:
 
 
 def run_calibration(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    if args.criterion:
+        return run_rating_calibration(args, writer, emit)
     with writer(args) as store:
         result = _calibration(args, store)
     if args.json:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.cli.console import RESAMPLES, SEED, out_file, share, shown
+from annotate.cli.ratings import add_criterion, run_rating_rates
 from annotate.errors import counted, slice_label, stratum_label
 from annotate.rates.active import describe_savings
 from annotate.rates.budget import plan_labels, top_up_from_plan
@@ -57,6 +58,7 @@ def add_rates_commands(commands: Any, common: Any, writer: Any, emit: Any, say: 
     rates.add_argument(
         "--details", action="store_true", help="also error types and the judge's score histogram"
     )
+    add_criterion(rates, rates=True)
     common(rates)
     rates.set_defaults(run=lambda args: run_rates(args, writer, emit))
 
@@ -176,6 +178,8 @@ def print_rows(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
 
 
 def run_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    if args.criterion:
+        return run_rating_rates(args, writer, emit)
     by, levels = _split(args.by), [args.level] if args.level else list(LEVELS)
     with writer(args) as store:
         threshold = args.threshold if args.threshold is not None else load_threshold(store)

@@ -15,6 +15,9 @@ from annotate.ingest.otlp_messages import verdict_of
 from annotate.ingest.otlp_values import any_value, as_object, attributes_of, normalise_id, objects
 from annotate.traces import Record, RowError, check_verdict, describe_type, shown
 
+# the default rubric's criteria: an evaluation named so with a score and no label is a rating
+CRITERIA = ("relevance", "coherence")
+
 EVALUATION = "gen_ai.evaluation.result"
 # The evaluation name `annotate export-otel` gives the reviewers' gold: such a record is this
 # app's own human verdict coming back, never a judge (one scored against the gold it was made
@@ -137,10 +140,10 @@ def _checked_verdict(evaluation: Evaluation) -> dict[str, Any] | tuple[str, str]
     """The evaluation's verdict, or (attribute, message) saying why it cannot be one."""
     if evaluation.attributes.get(OTEL_FIELDS["judge"]) == OWN_HUMAN:
         return OTEL_FIELDS["judge"], _own_human(evaluation.attributes)
-    verdict = verdict_of(evaluation.attributes)
+    verdict = verdict_of(evaluation.attributes) or rating_of(evaluation.attributes)
     if verdict is None:
         return OTEL_FIELDS["label"], _no_label(evaluation)
-    score = verdict["score"]
+    score = verdict.get("score")
     if score is not None and not isinstance(score, float):
         return SCORE, (
             f"must be a number, got {describe_type(score)} ({shown(score)}) on the evaluation "
@@ -152,6 +155,27 @@ def _checked_verdict(evaluation: Evaluation) -> dict[str, Any] | tuple[str, str]
         name, message = checked
         return OTEL_FIELDS.get(name, EVALUATION), message
     return verdict
+
+
+def rating_of(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    """An evaluation with a numeric score and no label that names a criterion rates the
+    response on it: its name is a default criterion ("Relevance" -> relevance) or the record
+    says `annotate.criterion` (any other, e.g. completeness). A name and a score alone may be
+    a judge's confidence, not a rating: that stays a verdict without a label, refused. The
+    judge is `annotate.judge` if the record says it, else otel-evaluation."""
+    name, score = attributes.get(OTEL_FIELDS["judge"]), attributes.get(SCORE)
+    named = attributes.get("annotate.criterion") or name
+    if not isinstance(named, str) or isinstance(score, bool) or not isinstance(score, int | float):
+        return None
+    criterion = "_".join(named.strip().lower().split())
+    if criterion not in CRITERIA and "annotate.criterion" not in attributes:
+        return None
+    judge = attributes.get("annotate.judge")
+    return {
+        "judge": judge if isinstance(judge, str) and judge else "otel-evaluation",
+        "level": "response",
+        "ratings": {criterion: float(score)},
+    }
 
 
 def _own_human(attributes: dict[str, Any]) -> str:

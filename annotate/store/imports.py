@@ -184,6 +184,27 @@ def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None
     verdicts = [v for group in judged for v in group]
     if verdicts:
         owners = _owners(ids, judged, "position")["trace_id"]
+        _insert_judged(store, import_id, owners, verdicts)
+
+
+def _insert_judged(
+    store: Store, import_id: int, owners: pa.Array, verdicts: Sequence[JudgeVerdict]
+) -> None:
+    """Verdicts with a label into judge_verdicts; ratings (a verdict may only rate) into
+    judge_ratings."""
+    if any(v.ratings or not v.label for v in verdicts):
+        from annotate.store.ratings import insert_judge_ratings
+
+        rows = [
+            {"trace_id": owners[i].as_py(), "judge": v.judge, "criterion": name, "score": score,
+             "explanation": v.explanation, "origin": "import", "import_id": import_id}
+            for i, v in enumerate(verdicts)
+            for name, score in v.ratings
+        ]  # fmt: skip
+        insert_judge_ratings(store, rows)
+        kept = [i for i, v in enumerate(verdicts) if v.label]
+        owners, verdicts = owners.take(pa.array(kept, pa.int64())), [verdicts[i] for i in kept]
+    if verdicts:
         store.insert_arrow(
             "judge_verdicts", _VERDICT_COLUMNS, _verdict_table(import_id, owners, verdicts)
         )
@@ -207,8 +228,7 @@ def insert_verdicts(
     if not verdicts:
         return
     owners = pa.array([trace_id for trace_id, _ in verdicts], pa.string())
-    table = _verdict_table(import_id, owners, [v for _, v in verdicts])
-    store.insert_arrow("judge_verdicts", _VERDICT_COLUMNS, table)
+    _insert_judged(store, import_id, owners, [v for _, v in verdicts])
 
 
 _VERDICT_COLUMNS = (

@@ -14,7 +14,7 @@ from annotate.errors import counted
 
 CONTEXT_KEYS = ("source", "text")
 CLAIM_KEYS = ("text", "start", "end")
-VERDICT_KEYS = ("judge", "level", "claim", "label", "score", "explanation")
+VERDICT_KEYS = ("judge", "level", "claim", "label", "score", "explanation", "ratings")
 # row field -> (what one of its objects is called, the keys a parser reads, in the README's order)
 _NESTED = {
     "context": ("context item", CONTEXT_KEYS),

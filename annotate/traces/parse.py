@@ -47,6 +47,7 @@ KNOWN_FIELDS = (
     "claims",
     "judge",
     "attributes",
+    "ratings",
 )
 REQUIRED_FIELDS = ("trace_id", "response", "context")
 JUDGE_LEVELS = ("claim", "response")
@@ -92,6 +93,7 @@ def _parse_record(record: Record) -> Trace | list[RowError]:
         attributes = _extra_attributes(values.pop("attributes"), data)
         values["claims"], repaired = _checked_claims(values["response"], values["claims"])
         _check_claim_references(values["claims"], values["judge"])
+        values["judge"] += _trace_ratings(data.get("ratings"))
     except _Invalid as exc:
         return _noted(record, [(exc.field, exc.message), *unknown_keys(data)])
     warnings = _noted(record, [*unknown_keys(data), *repaired])  # not content: not hashed
@@ -313,13 +315,18 @@ def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
             name, f"must be an object with judge, level and label, got {describe_type(item)}"
         )
     label = item.get("label")
-    if not isinstance(label, str) or not label:
+    ratings = _parse_ratings(item.get("ratings"), f"{name}.ratings")
+    if ratings and label is None:  # a judge that only rates the response (G-Eval)
+        label = ""
+    elif not isinstance(label, str) or not label:
         got = "an empty string" if label == "" else describe_type(label)
         raise _Invalid(f"{name}.label", f"must be a non-empty string, got {got}")
     _limited(f"{name}.label", check_name, label)
     level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
     if not isinstance(level, str) or level not in JUDGE_LEVELS:
         raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {shown(level)}')
+    if ratings and level != "response":
+        raise _Invalid(f"{name}.ratings", "rates the whole response: give it level response")
     claim = item.get("claim")
     if level == "claim" and (not isinstance(claim, int) or isinstance(claim, bool) or claim < 0):
         raise _Invalid(
@@ -341,7 +348,36 @@ def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
         explanation=_limited(f"{name}.explanation", check_text, explanation)
         if isinstance(explanation, str)
         else None,
+        ratings=ratings,
     )
+
+
+def _parse_ratings(value: Any, name: str) -> tuple[tuple[str, float], ...]:
+    """{"relevance": 4, ...}: each criterion's score, a finite number."""
+    if value is None:
+        return ()
+    if not _is_mapping(value):
+        raise _Invalid(
+            name,
+            f'must be an object of criterion: score, such as {{"relevance": 4}}, got {describe_type(value)}',
+        )
+    found = []
+    for criterion, score in value.items():
+        where = f"{name}.{str(criterion)[:60]}"
+        _limited(where, check_name, str(criterion))
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise _Invalid(
+                where,
+                f"must be a number (the score on the criterion's scale), got {describe_type(score)}",
+            )
+        found.append((str(criterion), _limited(where, check_finite, score)))
+    return tuple(found)
+
+
+def _trace_ratings(value: Any) -> tuple[JudgeVerdict, ...]:
+    """A row's own `ratings`: the response's scores by the judge named imported."""
+    ratings = _parse_ratings(value, "ratings")
+    return (JudgeVerdict("imported", "response", "", ratings=ratings),) if ratings else ()
 
 
 def check_verdict(data: Any) -> JudgeVerdict | tuple[str, str]:

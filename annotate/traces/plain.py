@@ -50,6 +50,8 @@ def plain_attribute(key: Any, value: Any) -> bool:
 
 
 def plain_verdict(item: dict[str, Any]) -> JudgeVerdict | None:
+    if item.get("ratings") is not None:  # checked by the full path
+        return None
     label, level, claim = item.get("label"), item.get("level"), item.get("claim")
     if type(label) is not str or not label or not plain_name(label):
         return None

@@ -36,6 +36,7 @@ class JudgeVerdict:
     claim: int | None = None
     score: float | None = None
     explanation: str | None = None
+    ratings: tuple[tuple[str, float], ...] = ()  # response-level criteria: (name, score)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,11 @@ class Trace:
             self.risk_category,
             self.model,
             [[claim.text, claim.start, claim.end] for claim in self.claims],
-            [[v.judge, v.level, v.label, v.claim, v.score, v.explanation] for v in self.judge],
+            [
+                [v.judge, v.level, v.label, v.claim, v.score, v.explanation]
+                + ([[list(r) for r in v.ratings]] if v.ratings else [])  # old hashes kept
+                for v in self.judge
+            ],
             self.attributes,
         ]
         return hashlib.sha256(to_json_bytes(content)).hexdigest()
