@@ -206,6 +206,13 @@ def test_the_cli_writes_one_line_per_input_and_names_bad_lines(export_path, cli,
         True,
     ]
     assert "3 answers" in done.err and "2 lines rejected" in done.err
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(
+        '{"context": "Café", "response": "Café"}\n'.encode("latin-1") + source.read_bytes()
+    )
+    again = cli("check", str(latin), "--rubric", str(export_path), "--baseline")
+    shown = [json.loads(line) for line in again.out.splitlines()]
+    assert shown[0]["error"].startswith("line 1: not UTF-8") and len(shown) == 6
     missing = cli("check", str(source), "--rubric", str(tmp_path / "nowhere.yaml"))
     assert missing.code == 2 and "not a readable YAML rubric" in missing.err
 

@@ -44,8 +44,14 @@ def error_line(number: int, field: str, message: str, item_id: Any = None) -> di
     return {"line": number, "id": item_id, "field": field, "error": message}
 
 
-def parsed(text: str) -> dict[str, Any]:
+def parsed(raw: bytes | str) -> dict[str, Any]:
     """The line's object, or CheckInputError naming what is wrong with it."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise CheckInputError(
+            "", f"not UTF-8 (byte {exc.start + 1}); write the file as UTF-8 JSON Lines"
+        ) from None
     try:
         item = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -57,7 +63,7 @@ def parsed(text: str) -> dict[str, Any]:
     return item
 
 
-def check_line(check: GroundingCheck, number: int, text: str) -> dict[str, Any]:
+def check_line(check: GroundingCheck, number: int, text: bytes | str) -> dict[str, Any]:
     item: dict[str, Any] = {}
     try:
         item = parsed(text)
@@ -74,7 +80,7 @@ def check_line(check: GroundingCheck, number: int, text: str) -> dict[str, Any]:
 
 
 def check_lines(
-    check: GroundingCheck, lines: Iterable[str], concurrency: int = 8
+    check: GroundingCheck, lines: Iterable[bytes] | Iterable[str], concurrency: int = 8
 ) -> Iterator[dict[str, Any]]:
     """One output line per non-blank input line, in input order, `concurrency` at a time."""
     pending: deque[Future[dict[str, Any]]] = deque()

@@ -101,11 +101,12 @@ def _export(args: argparse.Namespace) -> RubricExport:
     return export_of(document, "the store's current rubric", require_calibrated=False)
 
 
-def _input(path: str, stack: ExitStack) -> IO[str]:
+def _input(path: str, stack: ExitStack) -> IO[bytes]:
+    """Bytes: a line that is not UTF-8 is rejected on its own line, the others are checked."""
     if path == "-":
-        return sys.stdin
+        return sys.stdin.buffer
     try:
-        return stack.enter_context(open(path, encoding="utf-8"))
+        return stack.enter_context(open(path, "rb"))
     except OSError as exc:
         raise UsageError(
             f"{path}: cannot read it ({exc.strerror}); pass a JSON Lines file or -"
