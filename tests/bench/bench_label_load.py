@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate.store import open_store
-from tests.bench.bench_label_latency import (
+from tests.bench.figures import bench_size, show
+from tests.bench.label_pages import (
     BARE_APP,
     CHROMIUM_ARGS,
     ROOT,
@@ -36,7 +37,6 @@ from tests.bench.bench_label_latency import (
     start_streamlit,
     stop,
 )
-from tests.bench.figures import bench_size, show
 
 PRESS_TIMEOUT = 30.0  # s: a press no run has answered by then is silent (issue 36 saw 90 s)
 SETTLE = 3.0  # s: after the answering run, for the page to draw what it sent

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.bench_label_latency import fill_store
 from tests.bench.bench_label_load import app_labels, drive, label_events, tally
+from tests.bench.label_pages import fill_store
 from tests.browser.conftest import running_app
 
 pytestmark = pytest.mark.browser
