@@ -9,16 +9,19 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import fake_anthropic, message  # noqa: F401 - the fixture
+from fake_anthropic import Reply, fake_anthropic, message  # noqa: F401 - the fixture
 from judge_fakes import answer
 from rubric_data import is_wrong, prepare_rubric_store, trace_rows
 
 from annotate.agreement.calibration import save_thresholds
 from annotate.check import UNKNOWN, CheckInputError, GroundingCheck
+from annotate.check.export import RubricExport, export_of
 from annotate.errors import InputError, UsageError
 from annotate.rubrics.exchange import export_yaml
 from annotate.rubrics.loop import mark_calibrated
+from annotate.rubrics.rubric_file import read_document
 from annotate.rubrics.runner import run_judge
+from annotate.rubrics.spec import content_hash
 from annotate.rubrics.versions import BASELINE_MODEL, edit_rubric, make_current
 from annotate.store import open_store
 
@@ -231,3 +234,32 @@ def test_the_cli_checks_offline_with_the_stores_rubric_and_needs_a_rubric_otherw
     assert line["held_out"]["status"] == "not calibrated"
     refused = cli("check", str(source))
     assert refused.code == 2 and "--rubric FILE.yaml" in refused.err
+
+
+def question_form(export_path: Path) -> RubricExport:
+    """The export's rubric in the QAG form (yes / no / unknown), its hash made anew."""
+    document = read_document(export_path)
+    document["rubric"]["granularity"] = "question"
+    document["content_hash"] = content_hash(document["rubric"])
+    return export_of(document, "question form")
+
+
+def test_the_question_form_maps_yes_and_no_and_an_unknown_leaves_the_answer_open(
+    export_path, fake_anthropic
+):
+    row = trace_rows(1)[0]
+    offline = GroundingCheck(question_form(export_path), baseline=True).check(
+        row["response"], row["context"]
+    )
+    assert [c.verdict.label for c in offline.claims] == ["yes", "no"]
+    assert offline.grounded_answer is False
+    said = {"reasoning": "", "answer": "unknown", "error_type": "none", "evidence": ""}
+    fake_anthropic.responder = lambda request: Reply(200, message(json.dumps(said)))
+    with GroundingCheck(
+        question_form(export_path), client=fake_anthropic.client(), model=MODEL
+    ) as check:
+        open_ = check.check(row["response"], row["context"])
+    assert (open_.grounded_answer, open_.fallback, open_.errors) == (UNKNOWN, False, [])
+    assert fake_anthropic.message_requests()[0]["output_config"]["format"]["schema"]["properties"][
+        "answer"
+    ]["enum"] == ["yes", "no", "unknown"]
