@@ -138,6 +138,7 @@ def build_card(
             **reviewers["krippendorff_alpha"],
         },
         "thresholds": thresholds,
+        "current_version": current_version(store),  # what card_status measures staleness from
         "slices_by": list(by),
         HELD_OUT: _summary(parts[HELD_OUT]),
         TUNING: _summary(parts[TUNING]),
@@ -145,9 +146,13 @@ def build_card(
 
 
 def card_status(store: Store, card: Mapping[str, Any]) -> dict[str, Any]:
-    """Fresh, or stale (with what changed) against the same judge on the current version."""
-    current = get_rubric(store, current_version(store))
+    """Fresh, or stale (with what changed). Against the card's own version while the version
+    current when it was made still is (a card made for a version that is not current is fresh);
+    once another version is made current, against the same judge on that version."""
     pinned = card["pinned_to"]
+    now_current = current_version(store)
+    unchanged = card.get("current_version") == now_current
+    current = get_rubric(store, int(pinned["rubric_version"]) if unchanged else now_current)
     now = fingerprint_parts(current, judged_model(store, pinned, current))
     changed = [k for k in now if pinned.get(k) != now[k]]
     if not changed:

@@ -26,6 +26,29 @@ def stat_cells(stat: Mapping[str, Any] | None) -> str:
     return f"{number(stat.get('value'))} | {interval} | {inert(stat.get('units', ''))}"
 
 
+def slice_cell(entry: Mapping[str, Any], name: str) -> str:
+    """A slice's statistic with its interval, or why it has none ("too few to say: ...")."""
+    if entry.get("reason"):
+        return cell(entry["reason"])
+    stat = entry.get(name) or {}
+    if stat.get("value") is None:
+        return cell(stat.get("reason") or "—")
+    if stat.get("low") is None:
+        return f"{number(stat['value'])} ({cell(stat.get('reason') or 'no interval')})"
+    return f"{number(stat['value'])} [{number(stat['low'])}, {number(stat['high'])}]"
+
+
+def thresholds_line(thresholds: Mapping[str, Any]) -> str:
+    """The readiness rule the card was judged by: each statistic's lower bound and its floor."""
+    rules = [
+        f"{cell(name)} lower bound >= {value}" if value is not None else f"{cell(name)} not set"
+        for name, value in thresholds.items()
+    ]
+    return "- Readiness thresholds (a part or slice is ready when every set one holds): " + (
+        "; ".join(rules) or "none set"
+    )
+
+
 def cell(text: Any) -> str:
     """Text in a Markdown table cell or line: inert, so a `|` cannot end the cell, a newline
     the row, nor `<img>` or a link load anything."""
@@ -39,14 +62,12 @@ def _part(card: Mapping[str, Any], part: str, title: str) -> list[str]:
     lines += [f"| {name} | {stat_cells(found[name])} |" for name in CARD_STATISTICS]
     lines += ["", f"Readiness: {cell(found['readiness']['verdict'])}", ""]
     if found["slices"]:
+        lines += ["Per slice, each statistic with its 95% interval:", ""]
         lines += ["| slice | units | " + " | ".join(CARD_STATISTICS) + " | readiness |"]
         lines += ["|---|---|" + "---|" * len(CARD_STATISTICS) + "---|"]
         for entry in found["slices"]:
             where = ", ".join(f"{k}={v}" for k, v in entry["slice"].items())
-            cells = [
-                "—" if entry.get("reason") else number((entry.get(name) or {}).get("value"))
-                for name in CARD_STATISTICS
-            ]
+            cells = [slice_cell(entry, name) for name in CARD_STATISTICS]
             verdict = entry["readiness"]["verdict"]
             lines.append(
                 f"| {cell(where)} | {entry['n']} | {' | '.join(cells)} | {cell(verdict)} |"
@@ -71,6 +92,7 @@ def card_markdown(card: Mapping[str, Any], status: Mapping[str, Any] | None = No
         f"few-shot examples (never scored): {card['few_shot_examples']}",
         f"- Reviewers: {', '.join(cell(r) for r in card['reviewers'])}",
         f"- Reviewer agreement (Krippendorff's alpha, binary): {stat_cells(agreement)}",
+        thresholds_line(card.get("thresholds") or {}),
         "",
     ]
     lines += _part(card, HELD_OUT, "Held-out part (the rubric was not tuned on these claims)")
