@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,29 +14,17 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.docs_site import build_site
+
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site built in strict mode into a temporary folder; a warning fails the build."""
-    pytest.importorskip(
-        "mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'"
-    )
-    pytest.importorskip(
-        "material", reason="the docs extra is not installed: pip install -e '.[docs]'"
-    )
     out = tmp_path_factory.mktemp("site")
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    assert "WARNING" not in built.stderr, built.stderr[-3000:]
+    log = build_site(out)
+    assert "WARNING" not in log, log[-3000:]
     return out
 
 
