@@ -16,12 +16,14 @@ from annotate.ingest.inbox import import_folder, inbox_files, inbox_path
 from annotate.ingest.labels import import_labels
 from annotate.store import resolve_db_path
 from annotate.store.imports import import_errors
+from widgets import connectors as connector_widgets
 
 user = ui.require_role("lead")
 st.title("Import")
 st.caption(
     "Trace files (JSON Lines, a JSON array, CSV, Parquet, OTLP JSON, agent transcripts) or "
-    "human labels made elsewhere. Bad rows are reported by line; good rows are kept."
+    "human labels made elsewhere. Bad rows are reported by line; good rows are kept. Or the "
+    "traces of an Arize Phoenix or MLflow server, at the bottom of the page."
 )
 
 kind = st.radio("What", ["traces", "labels"], horizontal=True, key="import_kind")
@@ -148,3 +150,11 @@ if report is not None:
     if report.imported and kind == "traces":
         st.caption("Next: draw a sample of the traces, on the Sample page.")
         st.page_link("pages/sample.py", label="Go to Sample")
+
+st.subheader("From a tracing server")
+st.caption(
+    "An Arize Phoenix project or an MLflow experiment, through the server's own client: only "
+    "traces not pulled before are fetched; each keeps the tool's trace and span ids, so the "
+    "Rates page can send the reviewers' verdicts back onto it."
+)
+connector_widgets.pull_section(ui.store(), user)

@@ -12,6 +12,7 @@ from annotate.rates.view import rates_view, trend_view
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_names
 from annotate.store.samples import attribute_names
+from widgets import connectors as connector_widgets
 from widgets import rates as rates_widgets
 
 user = ui.require_role("lead", "auditor")
@@ -89,3 +90,7 @@ rates_widgets.threshold_setting(store, threshold, user)
 
 st.subheader("Downloads")
 rates_widgets.downloads(store, inputs, rows, by, threshold, user)
+
+if user.role == "lead":  # writes into the tracing server the sample's traces came from
+    st.subheader("Send to Phoenix or MLflow")
+    connector_widgets.push_section(store, sample, inputs.judge, user)

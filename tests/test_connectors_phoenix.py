@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the server fixtures are imported by name and taken as arguments
 """Pull from, and push back to, a real Phoenix server holding traces the real OpenInference
 instrumentor sent (tests/connectors): every call comes in with its context and the judge
 score Phoenix holds, a rerun pulls nothing twice, the tool's own export of the same traces
@@ -15,35 +16,15 @@ from annotate.connectors.phoenix import PhoenixServer
 from annotate.connectors.pull import pull
 from annotate.ingest.importer import import_traces
 from annotate.store import open_store
-from tests.connectors.fixtures import CALLS, PROJECT, phoenix_url  # noqa: F401
+from tests.connectors.fixtures import CALLS, PROJECT, RAG_PROJECT, ROUNDS, phoenix_url  # noqa: F401
+from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, span_of, stored
 from tests.producers.traffic import KINDS
-
-QUESTIONS = {expected.question for expected in KINDS.values()}
 
 
 def client(url: str):
     from phoenix.client import Client
 
     return Client(base_url=url)
-
-
-def rows(store) -> list[tuple]:
-    return store.fetchall(
-        "SELECT trace_id, request, response, (SELECT list(text ORDER BY position) FROM contexts c "
-        "WHERE c.trace_id = t.trace_id) FROM traces t ORDER BY trace_id"
-    )
-
-
-def write_labels(path, claims, wrong: tuple[str, int]) -> None:
-    """rita labels every claim supported but one: contradicted, a number error, with a note."""
-    lines = []
-    for trace, index in claims:
-        bad = (trace, index) == wrong
-        lines.append({"trace_id": trace, "claim": index, "reviewer": "rita",
-                      "label": "contradicted" if bad else "supported",
-                      "error_type": "number" if bad else None,
-                      "note": "the policy says 80%, not 90%" if bad else None})  # fmt: skip
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
 def test_missing_client_names_the_extra(monkeypatch):
@@ -54,7 +35,7 @@ def test_missing_client_names_the_extra(monkeypatch):
         client_module("phoenix")
 
 
-def test_pull_brings_every_call_with_context_and_judge_score_once(phoenix_url, tmp_path, cli):  # noqa: F811
+def test_pull_brings_every_call_with_context_and_judge_score_once(phoenix_url, tmp_path, cli):
     phoenix = client(phoenix_url)
     llm = phoenix.spans.get_spans(project_identifier=PROJECT, span_kind="LLM", limit=1000)
     judged = next(s for s in llm if "toaster" in json.dumps(s.get("attributes", {})))
@@ -68,34 +49,166 @@ def test_pull_brings_every_call_with_context_and_judge_score_once(phoenix_url, t
     assert (first.json()["imported"], first.json()["errors"]) == (CALLS, [])
     again = cli("import", "--from", "phoenix", phoenix_url, "--project", PROJECT, "--json", db=db)
     assert (again.json()["pulled"], again.json()["imported"]) == (0, 0)
-    store = open_store(db)
-    try:
-        pulled = rows(store)
-        assert {r[1] for r in pulled} <= QUESTIONS or all(
-            any(q in (r[1] or "") for q in QUESTIONS) for r in pulled
-        )
-        assert all(r[3] for r in pulled), "every call came with its context"
-        verdicts = store.fetchall(
-            "SELECT t.trace_id, v.judge, v.label FROM judge_verdicts v JOIN traces t USING (trace_id) "
-            "WHERE json_extract_string(t.attributes, '$.otel_span_id') = ?",
-            [judged["context"]["span_id"]],
-        )
-        assert [v[1:] for v in verdicts] == [("LLM/hallucination", "factual")]
-        # the tool's own export of the same traces imports to the same rows
-        frame = phoenix.spans.get_spans_dataframe(project_identifier=PROJECT, limit=10_000)
-        frame.to_parquet(tmp_path / "export.parquet")
-        exported = open_store(tmp_path / "export.duckdb")
-        import_traces(exported, tmp_path / "export.parquet")
-        assert rows(exported) == pulled
-        exported.close()
-    finally:
-        store.close()
+    pulled = call_rows(db)
+    answers = [e.answer for e in KINDS.values()] * ROUNDS
+    assert sorted(r[2] for r in pulled) == sorted(answers), "every call, answered as it was"
+    assert all(any(e.question in r[1] for e in KINDS.values()) for r in pulled)
+    assert all(r[3] for r in pulled), "every call came with its context"
+    verdicts = stored(
+        db,
+        "SELECT v.judge, v.label FROM judge_verdicts v JOIN traces t USING (trace_id) "
+        "WHERE json_extract_string(t.attributes, '$.otel_span_id') = ?",
+        [judged["context"]["span_id"]],
+    )
+    assert verdicts == [("LLM/hallucination", "factual")]
+    # the tool's own export of the same traces imports to the same rows
+    frame = phoenix.spans.get_spans_dataframe(project_identifier=PROJECT, limit=10_000)
+    frame.to_parquet(tmp_path / "export.parquet")
+    exported = open_store(tmp_path / "export.duckdb")
+    import_traces(exported, tmp_path / "export.parquet")
+    exported.close()
+    assert call_rows(tmp_path / "export.duckdb") == pulled
 
 
-def test_since_and_until_bound_the_pull(phoenix_url, fresh_store):  # noqa: F811
+def test_since_and_until_bound_the_pull(phoenix_url, fresh_store):
     server = PhoenixServer(phoenix_url, PROJECT)
     listed = list(server.list_traces(None, None))
     last = listed[-1].start
     report = pull(fresh_store, server, since=last)
     assert report.listed == sum(1 for t in listed if t.start >= last) >= 1
     assert pull(fresh_store, server, until=listed[0].start).listed == 0
+
+
+def ours(phoenix, span_ids: list[str]) -> list[dict]:
+    return [
+        a
+        for a in phoenix.spans.get_span_annotations(span_ids=span_ids, project_identifier=PROJECT)
+        if a["name"].startswith("annotate.")
+    ]
+
+
+def test_pushed_verdicts_read_back_once_each_with_note_and_error_type(phoenix_url, tmp_path, cli):
+    db = tmp_path / "push.duckdb"
+    claims, wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
+    traces = sorted({t for t, _ in claims})
+    spans = {trace: span_of(db, trace) for trace in traces}
+    push = (
+        "export-feedback",
+        "--to",
+        "phoenix",
+        phoenix_url,
+        "--project",
+        PROJECT,
+        "--sample",
+        "s",
+    )
+    preview = cli(*push, "--dry-run", "--json", db=db).json()
+    assert (preview["human"], preview["not_from_this_server"]) == (len(traces), 0)
+    first = cli(*push, "--json", db=db).json()
+    assert (first["human"], first["llm"]) == (preview["human"], preview["llm"]) and first["llm"] > 0
+    second = cli(*push, "--json", db=db).json()
+    assert (second["to_send"], second["unchanged"]) == (0, first["to_send"])
+    phoenix = client(phoenix_url)
+    found = ours(phoenix, list(spans.values()))
+    gold = [a for a in found if a["name"] == "annotate.gold"]
+    assert sorted(a["span_id"] for a in gold) == sorted(spans.values())  # once per trace
+    assert {a["annotator_kind"] for a in gold} == {"HUMAN"}
+    wrong_gold = next(a for a in gold if a["span_id"] == spans[wrong[0]])
+    assert wrong_gold["result"]["label"] == "unsupported"
+    assert NOTE in wrong_gold["result"]["explanation"]
+    assert "error type: number" in wrong_gold["result"]["explanation"]
+    assert json.loads(wrong_gold["metadata"]["unsupported_claims"])[0]["error_type"] == "number"
+    assert {a["result"]["label"] for a in gold if a is not wrong_gold} == {"supported"}
+    judge = [a for a in found if a["name"] == "annotate.judge"]
+    assert len(judge) == first["llm"] and {a["annotator_kind"] for a in judge} == {"LLM"}
+    assert len({a["span_id"] for a in judge}) == len(judge)
+    card = phoenix.projects.get(project_name=PROJECT)["description"]
+    assert card.startswith("annotate calibration card: judge ") and "sensitivity" in card
+
+
+def test_a_changed_label_updates_its_annotation_never_adds_one(phoenix_url, tmp_path, cli):
+    db = tmp_path / "change.duckdb"
+    claims, wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
+    push = (
+        "export-feedback",
+        "--to",
+        "phoenix",
+        phoenix_url,
+        "--project",
+        PROJECT,
+        "--sample",
+        "s",
+    )
+    assert cli(*push, db=db).code == 0
+    relabel(cli, db, wrong)
+    again = cli(*push, "--json", db=db).json()
+    assert (again["human"], again["llm"]) == (1, 0)
+    span = span_of(db, wrong[0])
+    gold = [a for a in ours(client(phoenix_url), [span]) if a["name"] == "annotate.gold"]
+    assert [a["result"]["label"] for a in gold] == ["supported"]
+
+
+def test_a_sample_from_the_server_equals_the_sample_of_its_export_imported(
+    phoenix_url, tmp_path, cli
+):
+    """Drawn from the trace list (ids and model only), only the drawn traces fetched; the same
+    traces exported by Phoenix, imported and sampled with the same seed: the same sample."""
+    args = ("--name", "s", "--n", "3", "--by", "model", "--seed", "11", "--json")
+    server = cli(
+        "sample",
+        "--from",
+        "phoenix",
+        phoenix_url,
+        "--project",
+        RAG_PROJECT,
+        *args,
+        db=tmp_path / "server.duckdb",
+    )
+    assert server.code == 0, server.err
+    frame = client(phoenix_url).spans.get_spans_dataframe(
+        project_identifier=RAG_PROJECT, limit=10_000
+    )
+    frame.to_parquet(tmp_path / "export.parquet")
+    assert cli("import", str(tmp_path / "export.parquet"), db=tmp_path / "file.duckdb").code == 0
+    from_file = cli("sample", *args, db=tmp_path / "file.duckdb")
+    drawn, expected = server.json(), from_file.json()
+    assert drawn["trace_ids"] == expected["trace_ids"] and len(drawn["trace_ids"]) == 3
+    assert drawn["strata"] == expected["strata"]  # the same N_h, n_h and inclusion probability
+    fetched = stored(tmp_path / "server.duckdb", "SELECT count(*) FROM traces")[0][0]
+    assert fetched == 3 < expected["frame_size"]  # only the drawn traces came in
+
+
+def test_the_pages_pull_then_send_after_a_preview_leads_only(
+    phoenix_url, tmp_path, monkeypatch, cli
+):
+    from conftest import run_app
+
+    from annotate.accounts.users import User
+
+    db = tmp_path / "pages.duckdb"
+    monkeypatch.setenv("ANNOTATE_DB", str(db))
+    lead = User("lena", "lead")
+    app = run_app(lead, "pages/import_traces.py")
+    app.selectbox(key="import_server_kind").set_value("phoenix")
+    app.text_input(key="import_server_url").set_value(phoenix_url)
+    app.text_input(key="import_server_name").set_value(PROJECT)
+    app.button(key="import_server_run").click().run()
+    assert not app.exception, app.exception
+    assert f"{CALLS} calls imported" in app.success[0].value.replace("\\", "")
+    claims, _wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
+    traces = {t for t, _ in claims}
+    app = run_app(lead, "pages/rates.py")
+    app.selectbox(key="rates_server_kind").set_value("phoenix")
+    app.text_input(key="rates_server_url").set_value(phoenix_url)
+    app.text_input(key="rates_server_name").set_value(PROJECT)
+    app.button(key="rates_server_preview").click().run()
+    preview = " ".join(c.value for c in app.caption).replace("\\", "")
+    assert f"{len(traces)} human verdicts" in preview, preview
+    app.button(key="rates_server_send").click().run()
+    assert not app.exception, app.exception
+    assert f"Sent {len(traces)} human verdicts" in app.success[-1].value.replace("\\", "")
+    spans = [span_of(db, trace) for trace in traces]
+    gold = [a for a in ours(client(phoenix_url), spans) if a["name"] == "annotate.gold"]
+    assert sorted(a["span_id"] for a in gold) == sorted(spans)
+    auditor = run_app(User("audrey", "auditor"), "pages/rates.py")
+    assert "Send to Phoenix or MLflow" not in [s.value for s in auditor.subheader]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotate.accounts.activity import may_act
+from annotate.cli.connectors import add_server_options, run_sample_from
 from annotate.cli.console import SEED
 from annotate.errors import counted
 from annotate.ingest import input_file
@@ -121,6 +122,7 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
         action="store_true",
         help="with --emit-sql: the table has a judge_label column; count it per stratum",
     )
+    add_server_options(command, "sample", with_url=True)
     command.add_argument("--from-counts", metavar="COUNTS.csv", help="the counts query's result")
     command.add_argument("--from-rows", metavar="ROWS.parquet", help="the rows query's result")
     command.add_argument(
@@ -132,7 +134,9 @@ def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     command.set_defaults(
         run=lambda args: run_sample(args, writer, emit, say),
         # drawn from files in place or from a warehouse's results: the store may be new
-        creates_store=lambda args: bool(args.source or args.emit_sql or args.from_counts),
+        creates_store=lambda args: bool(
+            args.source or args.emit_sql or args.from_counts or args.server
+        ),
     )
 
     listing = commands.add_parser("samples", help="the samples drawn so far, with their parameters")
@@ -205,6 +209,8 @@ def _draw(args: argparse.Namespace, writer: Any) -> Plan:
     """A new sample. Its spec and the files it reads are checked before the store is opened: a
     draw from files or a warehouse's results may create the store, and a typo creates none."""
     spec = spec_from_args(args)
+    if args.server:
+        return run_sample_from(args, spec)
     source = None
     if args.from_counts:
         input_file(args.from_counts, "annotate sample --from-counts COUNTS.csv --from-rows ...")

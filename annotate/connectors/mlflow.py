@@ -19,6 +19,7 @@ PAGE = 500  # traces per search_traces request (the server's own maximum is larg
 OURS = "annotate."  # names of what we wrote: never pulled back as a judge's verdicts
 SOURCES = {"HUMAN": "HUMAN", "LLM": "LLM_JUDGE"}
 CARD_TAG = "annotate.calibration_card"
+STRATA = ("feature", "risk_category", "model")
 
 
 class MlflowServer:
@@ -59,7 +60,8 @@ class MlflowServer:
             for trace in page:
                 info = trace.info
                 started = datetime.fromtimestamp(info.request_time / 1000, UTC)
-                yield Listed(info.trace_id, otel_id(info.trace_id), started)
+                values = _tagged(info) if strata else {}
+                yield Listed(info.trace_id, otel_id(info.trace_id), started, values)
             token = page.token
             if not token:
                 return
@@ -103,6 +105,13 @@ class MlflowServer:
 def otel_id(trace_id: str) -> str | None:
     """MLflow 3's trace id is `tr-` and the OTel trace id in hex."""
     return trace_id[3:] if trace_id.startswith("tr-") else None
+
+
+def _tagged(info: Any) -> dict[str, Any]:
+    """The stratum columns a trace's list entry carries: its tags or metadata of those names
+    (an MLflow trace's info holds no span attribute, so no model unless tagged)."""
+    given = {**(info.trace_metadata or {}), **(info.tags or {})}
+    return {column: given.get(f"app.{column}") or given.get(column) for column in STRATA}
 
 
 def _is_ours(assessment: dict[str, Any]) -> bool:

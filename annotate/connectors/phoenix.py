@@ -40,7 +40,8 @@ class PhoenixServer:
     def list_traces(
         self, since: datetime | None, until: datetime | None, strata: bool = False
     ) -> Iterator[Listed]:
-        """The project's traces, oldest first (ids and start time only)."""
+        """The project's traces, oldest first (ids and start time; `strata`: with the stratum
+        columns their model calls carry, and only traces holding a model call)."""
         rows = self.client.traces.get_traces(
             project_identifier=self.project,
             start_time=since,
@@ -49,9 +50,36 @@ class PhoenixServer:
             order="asc",
             limit=EVERYTHING,
         )
+        values = self._stratum_values(since, until) if strata else {}
         for row in rows:
             trace_id = str(row["trace_id"])
-            yield Listed(trace_id, trace_id, _moment(row.get("start_time")))
+            if not strata or trace_id in values:
+                yield Listed(
+                    trace_id, trace_id, _moment(row.get("start_time")), values.get(trace_id, {})
+                )
+
+    def _stratum_values(
+        self, since: datetime | None, until: datetime | None
+    ) -> dict[str, dict[str, Any]]:
+        """trace id -> stratum column -> value, from its LLM spans' attributes alone (a span
+        query selecting those columns: no messages, no documents)."""
+        from phoenix.client.types.spans import SpanQuery
+
+        keys = [key for names in STRATUM_ATTRIBUTES.values() for key in names]
+        query = SpanQuery().where("span_kind == 'LLM'").select("context.trace_id", *keys)
+        frame = self.client.spans.get_spans_dataframe(
+            query=query, project_identifier=self.project, start_time=since, end_time=until,
+            limit=EVERYTHING,
+        )  # fmt: skip
+        found: dict[str, dict[str, Any]] = {}
+        for row in frame.to_dict("records"):
+            values = found.setdefault(str(row["context.trace_id"]), {})
+            for column, names in STRATUM_ATTRIBUTES.items():
+                given = next(
+                    (row.get(k) for k in names if isinstance(row.get(k), str) and row.get(k)), None
+                )
+                values[column] = values.get(column) or given
+        return found
 
     def page_rows(self, listed: Sequence[Listed]) -> list[dict[str, Any]]:
         """One row per trace: its spans and the judge annotations on them."""

@@ -25,6 +25,7 @@ from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.importer import ImportReport, import_traces
 from annotate.store import Store
 from annotate.store import connectors as sql
+from annotate.store.imports import otel_trace_rows
 
 PAGE_SIZE = 200  # traces fetched and imported at a time: memory stays one page's
 PullProgress = Callable[[int, int], None]  # (traces pulled so far, traces to pull)
@@ -38,6 +39,9 @@ class PullReport:
     pulled: int = 0  # fetched now
     imported: int = 0  # calls stored as traces
     duplicates: int = 0
+    without_call: list[str] = field(
+        default_factory=list
+    )  # traces holding no model call with an answer
     errors: list[tuple[str, str, str]] = field(
         default_factory=list
     )  # (tool trace id, field, message)
@@ -49,6 +53,8 @@ class PullReport:
             "source": self.source,
             **{k: getattr(self, k) for k in ("listed", "known", "pulled", "imported")},
             "duplicates": self.duplicates,
+            "without_call": len(self.without_call),
+            "without_call_first": self.without_call[:20],
             "errors": [
                 dict(zip(("trace", "field", "message"), e, strict=True)) for e in self.errors
             ],
@@ -111,7 +117,19 @@ def pull_page(
     report.pulled += len(page)
     if found is not None:
         tell(report, found, [str(row.get("trace_id")) for row in rows])
+    report.without_call.extend(_without_call(store, page, {e[0] for e in report.errors}))
     return found
+
+
+def _without_call(store: Store, page: Sequence[Listed], reported: set[str]) -> list[str]:
+    """The page's traces that stored no call and had no bad span: nothing in them to judge
+    (no model call, or one whose library traced no content, as MLflow's autolog of
+    messages.stream())."""
+    stored = {
+        row[0].split("-")[0]
+        for row in otel_trace_rows(store, [e.otel_trace_id or "" for e in page])
+    }
+    return [e.tool_id for e in page if e.otel_trace_id not in stored and e.tool_id not in reported]
 
 
 def import_rows(

@@ -21,6 +21,9 @@ PROJECT = "kettleworks"  # the Phoenix project and the MLflow experiment
 ROUNDS = 2  # each round: the four kinds, five Messages calls (the tool call makes two)
 CALLS = 4 * ROUNDS  # the calls with a final answer: one trace each here
 SETTLE_SECONDS = 60
+# a project where each trace is one call (the sample-from-server test): no streamed call, whose
+# SDK span Phoenix files as a trace of its own, and no tool call, whose first call is a step
+RAG_PROJECT, RAG_KINDS, RAG_ROUNDS = "kettleworks-rag", "pasted,document_blocks", 4
 
 
 def needs_client(module: str, extra: str) -> None:
@@ -41,7 +44,9 @@ def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     needs_client("phoenix.client", "phoenix")
     with _server("phoenix", tmp_path_factory) as url:
         send_traffic("phoenix", url, PROJECT, ROUNDS)
+        send_traffic("phoenix", url, RAG_PROJECT, RAG_ROUNDS, RAG_KINDS)
         _settle(lambda: len(_phoenix_llm_spans(url)), 5 * ROUNDS)
+        _settle(lambda: len(_phoenix_llm_spans(url, RAG_PROJECT)), 2 * RAG_ROUNDS)
         yield url
 
 
@@ -60,11 +65,11 @@ def _server(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
         pytest.skip(str(exc))
 
 
-def _phoenix_llm_spans(url: str) -> list[Any]:
+def _phoenix_llm_spans(url: str, project: str = PROJECT) -> list[Any]:
     from phoenix.client import Client
 
     return Client(base_url=url).spans.get_spans(
-        project_identifier=PROJECT, span_kind="LLM", limit=10_000
+        project_identifier=project, span_kind="LLM", limit=10_000
     )
 
 

@@ -1,4 +1,5 @@
-"""`python -m tests.connectors.send phoenix|mlflow URL NAME ROUNDS`: real traffic to a real server.
+"""`python -m tests.connectors.send phoenix|mlflow URL NAME ROUNDS [KIND,...]`: real traffic to a
+real server (every kind of tests/producers/traffic.py, or those named).
 
 Owns one run of the producers' traffic (tests/producers/traffic.py, the real anthropic SDK
 against the fake Messages API) under the instrumentation each server's users run: Arize's
@@ -15,7 +16,17 @@ from typing import Any
 
 from tests.fake_anthropic import FakeAnthropic, start, stop
 from tests.producers.producers import SERVICE, setup_openinference
-from tests.producers.traffic import App, ask_all, queue_replies
+from tests.producers.traffic import (
+    App,
+    ask_document_blocks,
+    ask_pasted,
+    ask_streamed,
+    ask_tool_call,
+    queue_replies,
+)
+
+ASKS = {"pasted": ask_pasted, "document_blocks": ask_document_blocks, "tool_call": ask_tool_call,
+        "streamed": ask_streamed}  # fmt: skip
 
 
 def phoenix_app(client: Any, url: str, project: str) -> tuple[App, Any]:
@@ -39,18 +50,20 @@ def mlflow_app(client: Any, url: str, experiment: str) -> tuple[App, Any]:
 APPS = {"phoenix": phoenix_app, "mlflow": mlflow_app}
 
 
-def send(kind: str, url: str, name: str, rounds: int) -> None:
+def send(kind: str, url: str, name: str, rounds: int, kinds: tuple[str, ...] = tuple(ASKS)) -> None:
     fake = FakeAnthropic()
     thread = start(fake)
     try:
         app, finish = APPS[kind](fake.client(max_retries=0), url, name)
         for _ in range(rounds):
             queue_replies(fake)
-            ask_all(app)
+            for asked in kinds:
+                ASKS[asked](app)
         finish()
     finally:
         stop(fake, thread)
 
 
 if __name__ == "__main__":
-    send(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    named = tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else tuple(ASKS)
+    send(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), named)

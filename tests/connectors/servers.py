@@ -136,14 +136,23 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def send_traffic(kind: str, url: str, name: str, rounds: int = 1) -> None:
-    """The producers' four kinds of traffic, `rounds` times, sent to the server for real."""
+def send_traffic(kind: str, url: str, name: str, rounds: int = 1, kinds: str = "") -> None:
+    """The producers' traffic (every kind, or the comma-separated `kinds`), `rounds` times,
+    sent to the server for real."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "MLFLOW_", "ANTHROPIC_"))
     }
     done = subprocess.run(
-        [sys.executable, "-m", "tests.connectors.send", kind, url, name, str(rounds)],
+        [sys.executable, "-m", "tests.connectors.send", kind, url, name, str(rounds), *([kinds] if kinds else [])],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"sending traffic to {url} failed:\n{done.stdout}\n{done.stderr}")
+
+
+if __name__ == "__main__":  # .ci/run: make both servers' virtualenvs before the tests run
+    for name in VENVS:
+        try:
+            print(server_venv(name))
+        except ServerUnavailable as exc:  # the tests then skip, with this reason
+            print(f"{name}: {exc}", file=sys.stderr)
