@@ -28,15 +28,26 @@ def moment(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def add_server_options(command: argparse.ArgumentParser, verb: str) -> None:
-    """--from, --project / --experiment, --since / --until (import, sample)."""
-    command.add_argument(
-        "--from",
-        dest="server",
-        choices=KINDS,
-        help=f"{verb} a tracing server's traces: PATH is then its URL (Phoenix: "
-        "http://localhost:6006; MLflow: its tracking URI)",
-    )
+def add_server_options(command: argparse.ArgumentParser, verb: str, with_url: bool = False) -> None:
+    """--from, --project / --experiment, --since / --until (import: the URL is PATH; sample:
+    `--from KIND URL`)."""
+    if with_url:
+        command.add_argument(
+            "--from",
+            dest="server",
+            nargs=2,
+            metavar=("KIND", "URL"),
+            help=f"{verb} a tracing server's trace list: phoenix URL or mlflow TRACKING_URI; "
+            "only the drawn traces are fetched and imported",
+        )
+    else:
+        command.add_argument(
+            "--from",
+            dest="server",
+            choices=KINDS,
+            help=f"{verb} a tracing server's traces: PATH is then its URL (Phoenix: "
+            "http://localhost:6006; MLflow: its tracking URI)",
+        )
     command.add_argument("--project", help="the Phoenix project (with --from phoenix)")
     command.add_argument("--experiment", help="the MLflow experiment (with --from mlflow)")
     command.add_argument("--since", type=moment, help="traces started at or after this time")
@@ -44,6 +55,11 @@ def add_server_options(command: argparse.ArgumentParser, verb: str) -> None:
 
 
 def server_of(args: argparse.Namespace, url: str) -> Any:
+    if isinstance(args.server, list):  # sample: --from KIND URL
+        kind, url = args.server
+        if kind not in KINDS:
+            raise UsageError(f"--from {kind}: use one of {', '.join(KINDS)}")
+        args.server = kind
     name = args.project if args.server == "phoenix" else args.experiment
     other = args.experiment if args.server == "phoenix" else args.project
     if other:
@@ -81,6 +97,11 @@ def _print_pull(report: PullReport) -> None:
         f"{counted(report.imported, 'call')} imported, {report.duplicates:,} already stored, "
         f"{counted(len(report.errors), 'bad span')} reported"
     )
+    if report.without_call:
+        names = ", ".join(shown(t) for t in report.without_call[:PRINTED_ERRORS])
+        print(
+            f"  {counted(len(report.without_call), 'trace')} held no model call with an answer: {names}"
+        )
     for trace, field, message in report.errors[:PRINTED_ERRORS]:
         print(f"  trace {shown(trace)}: {shown(field)} {shown(message)}")
     if len(report.errors) > PRINTED_ERRORS:
@@ -134,3 +155,24 @@ def run_export_feedback(args: argparse.Namespace) -> int:
             f"{counted(len(plan.elsewhere), 'trace')} of the sample did not come from this server: {names}"
         )
     return EXIT_OK
+
+
+def run_sample_from(args: argparse.Namespace, spec: Any) -> Any:
+    """`annotate sample --from KIND URL`: the plan drawn (and stored, unless --plan-only)."""
+    from annotate.connectors.sample import draw_from_server, plan_from_server
+
+    server = server_of(args, "")
+    if args.plan_only:
+        return plan_from_server(server, spec, args.since, args.until)[0]
+    with writer(args) as store:
+        plan, report, missing = draw_from_server(
+            store, server, spec, args.since, args.until, args.actor
+        )
+    say(
+        f"fetched {counted(report.pulled, 'drawn trace')} of {report.listed:,} listed: {counted(report.imported, 'call')} imported"
+    )
+    if missing:
+        say(
+            f"{counted(len(missing), 'drawn trace')} held no judgeable call and were left out: {', '.join(shown(m) for m in missing[:PRINTED_ERRORS])}"
+        )
+    return plan
