@@ -17,6 +17,7 @@ from annotate.labelling.session import rubric_labels, unsupported_labels
 from annotate.store.assignments import reviewer_samples
 from widgets import label_panels as panels
 from widgets.label import Desk
+from widgets.ratings import rating_step
 
 CONTEXT_HEIGHT = 640  # px: with the header, the page fits a 1000 px high window
 
@@ -91,6 +92,8 @@ def claim_area() -> None:
     if "label_notice" in st.session_state:  # a press answered apart from the claim on screen
         st.info(ui.md(st.session_state.pop("label_notice")))
     last = st.session_state.get("label_last")
+    if rating_step(store, user, last):  # the response's ratings come before the judge
+        return
     if last is not None:
         for verdict in held.judge_feedback(store, last):  # the trace just finished
             unit = verdict["level"]

@@ -7,15 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotate.accounts.activity import Actor, as_actor
+from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.accounts.users import is_active_account
 from annotate.errors import UsageError
-from annotate.labelling.blind import check_not_final
+from annotate.labelling.blind import check_not_final, is_final
 from annotate.rubrics.criteria import criteria_of, find_criterion, scale_of
 from annotate.rubrics.versions import Rubric, get_rubric
 from annotate.store import Store
 from annotate.store import assignments as assignments_sql
 from annotate.store import ratings as sql
+from annotate.store import reveals as reveals_sql
+
+ASK_KEY = "ask_ratings"
 
 
 class RatingError(UsageError):
@@ -79,22 +82,28 @@ def my_ratings(store: Store, reviewer: str, trace_id: str) -> dict[str, int | No
     return sql.own_ratings(store, trace_id, reviewer)
 
 
-def missing_criteria(
-    criteria: Sequence[Mapping[str, Any]], given: Mapping[str, int | None]
-) -> list[str]:
-    """Criteria the reviewer has neither rated nor skipped on this trace."""
-    return [c["name"] for c in criteria if c["name"] not in given]
+def asks_ratings(store: Store) -> bool:
+    """Whether the Label page asks reviewers to rate each response after its claims (a lead's
+    setting, off by default: turning it on adds a step to every trace of every queue)."""
+    return assignments_sql.get_setting(store, ASK_KEY) == "true"
 
 
-def import_rating_rows(store: Store, rows: Sequence[dict[str, Any]], import_id: int) -> None:
-    """Reviewers' ratings from an import: {trace_id, reviewer, criterion, score}."""
-    version = get_rubric(store).version
-    events = [
-        {
-            **_event(r["trace_id"], r["criterion"], r["reviewer"], r["score"], version),
-            "origin": "import",
-            "import_id": import_id,
-        }
-        for r in rows
-    ]
-    sql.insert_rating_events(store, events)
+def set_asks_ratings(store: Store, ask: bool, actor: Actor | str | None = None) -> None:
+    with store.transaction():
+        assignments_sql.put_setting(store, ASK_KEY, "true" if ask else "false")
+        record_act(store, actor, "setting", ASK_KEY, value=ask)
+
+
+def ratings_due(store: Store, reviewer: str, trace_id: str) -> list[dict[str, Any]]:
+    """The criteria the reviewer is to rate on this trace now: once every claim of it is
+    labelled, before they may see the judge (never after: blind.py), if a lead asks for
+    ratings; in the rubric's order. [] otherwise."""
+    if not asks_ratings(store) or reveals_sql.unlabelled_claims(store, reviewer, trace_id):
+        return []
+    if is_final(store, reviewer, trace_id) or not assignments_sql.is_assigned(
+        store, reviewer, trace_id
+    ):
+        return []
+    _, criteria = current_criteria(store)
+    given = my_ratings(store, reviewer, trace_id)
+    return [c for c in criteria if c["name"] not in given]
