@@ -5,12 +5,12 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
+from annotate.judge.default import choose_judge
 from annotate.rates import charts
 from annotate.rates.gate import load_threshold
 from annotate.rates.inputs import SLICE_COLUMNS
 from annotate.rates.view import rates_view, trend_view
 from annotate.sampling.samples import list_samples
-from annotate.store.assignments import judge_names
 from annotate.store.samples import attribute_names
 from widgets import connectors as connector_widgets
 from widgets import rates as rates_widgets
@@ -26,8 +26,11 @@ if not samples:
 left, middle, right = st.columns(3)
 sample = left.selectbox("Sample", samples, key="rates_sample")
 level = middle.selectbox("Level", ["response", "claim"], key="rates_level")
-judges = judge_names(store, sample)  # the judge with the most verdicts on the sample first
+choice = choose_judge(store, sample)  # the current rubric's judge first, else the most verdicts
+judges = choice.judges
 judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
+if judges and judge == choice.judge:
+    right.caption(ui.fmt("Default: {}", choice.reason))
 by = st.multiselect(
     "Slice by", [*SLICE_COLUMNS, *attribute_names(store)], default=["feature"], key="rates_by"
 )

@@ -14,6 +14,7 @@ from typing import Any
 from annotate.cli.console import RESAMPLES, SEED, out_file, share, shown
 from annotate.cli.ratings import add_criterion, run_rating_rates
 from annotate.errors import counted, slice_label, stratum_label
+from annotate.judge.default import choose_judge
 from annotate.rates.active import describe_savings
 from annotate.rates.budget import plan_labels, top_up_from_plan
 from annotate.rates.bundle import build_bundle, frame_summary, verify_bundle
@@ -35,7 +36,9 @@ def _scope(command: argparse.ArgumentParser, sample_required: bool = True) -> No
         "--sample", required=sample_required, help="the sample the rates come from"
     )
     command.add_argument(
-        "--judge", help="the judge whose verdicts are used (default: the one with most verdicts)"
+        "--judge",
+        help="the judge whose verdicts are used (default: the current rubric's judge where it "
+        "has verdicts on the sample, else the one with most verdicts; named on stderr)",
     )
     command.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
     command.add_argument("--resamples", type=RESAMPLES, default=1000, help="bootstrap resamples")
@@ -183,9 +186,11 @@ def run_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     by, levels = _split(args.by), [args.level] if args.level else list(LEVELS)
     with writer(args) as store:
         threshold = args.threshold if args.threshold is not None else load_threshold(store)
-        inputs = load_inputs(store, args.sample, by, args.judge)
+        judge, why = chosen_judge(store, args.sample, args.judge)
+        inputs = load_inputs(store, args.sample, by, judge)
         rows = rate_rows(inputs, by, levels, ESTIMATORS, threshold, args.resamples, args.seed)
         document: dict[str, Any] = {"rows": rows, "threshold": threshold, "judge": inputs.judge}
+        document["judge_chosen"] = why
         if inputs.unmapped:
             document["unmapped_judge_labels"] = inputs.unmapped
         if args.details:
@@ -194,8 +199,20 @@ def run_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     if args.json:
         emit(document)
     else:
+        if inputs.judge is not None:
+            print(f"judge: {shown(inputs.judge)} ({why})", file=sys.stderr)
         print_rows(rows)
     return 0
+
+
+def chosen_judge(store: Any, sample: str, given: str | None) -> tuple[str | None, str]:
+    """The judge a command uses and why: the one given, else annotate.judge.default's choice."""
+    if given is not None:
+        return given, "given with --judge"
+    choice = choose_judge(store, sample)
+    if choice.judge is None:  # only verdict counts of traces not drawn: load_inputs takes theirs
+        return None, "the judge with the most verdicts in the source's counts"
+    return choice.judge, choice.reason
 
 
 def run_gate_command(args: argparse.Namespace, writer: Any, emit: Any) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from annotate.errors import UsageError
+from annotate.judge.default import choose_judge
 from annotate.judge.labels import mapping_rows
 from annotate.labelling.evidence import load_evidence
 from annotate.rates.undrawn import undrawn_rows
@@ -71,9 +72,13 @@ class RatesInput:
             self.frame = self.frame.assign(traces=1)
 
 
-def default_judge(store: Store) -> str | None:
-    """The judge with the most verdicts in the store (None when there are none)."""
-    counts = sql.judge_verdict_counts(store)
+def default_judge(store: Store, sample: str | None = None) -> str | None:
+    """The current rubric's judge where it has verdicts on the sample, else the judge with the
+    most verdicts (annotate.judge.default); None when there are none."""
+    found = choose_judge(store, sample).judge
+    if found is not None:
+        return found
+    counts = sql.judge_verdict_counts(store)  # a judge known only from undrawn traces' counts
     return counts[0][0] if counts else None
 
 
@@ -92,7 +97,7 @@ def load_inputs(
     row = known_sample(store, sample)
     check_slice_columns(store, by)
     strata_columns = list(row["by_columns"])
-    judge = judge if judge is not None else default_judge(store)
+    judge = judge if judge is not None else default_judge(store, sample)
     known = [name for name, _ in sql.judge_verdict_counts(store)]
     if judge is not None and judge not in known:
         raise UsageError(
