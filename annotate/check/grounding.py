@@ -52,8 +52,7 @@ class GroundingCheck:
         self.timeout, self.fallback, self.tracer = timeout, fallback, tracer
         self.retry = llm.Retry(attempts=retries + 1, timeout=timeout)
         self.held_out = export.held_out(self.model)
-        self._system = [llm.cached(prompt.system_prompt(self.rubric))]
-        self._schema = prompt.answer_schema(self.rubric)
+        self._prepared = prompt.prepared_parts(self.rubric)
         self._client = client
         self._pool = (
             None if self.offline else ThreadPoolExecutor(concurrency, thread_name_prefix="check")
@@ -148,8 +147,7 @@ class GroundingCheck:
     def _call(self, material: dict[str, Any], job: list[ClaimVerdict]) -> llm.Answer:
         listed = [(index, claim.span.text) for index, claim in enumerate(job)]
         call = llm.LLMCall("check", self.model, f"{self.judge}/{prompt.template_hash()}")
-        content = prompt.claim_content(material, listed, self.rubric.granularity)
-        params = llm.message_params(call, self._system, content, self._schema, self.rubric.settings)
+        params = prompt.judge_params(self.rubric, call, material, listed, self._prepared)
         return llm.call_structured(
             self._client, call, params, prompt.parser(self.rubric, len(job)), self.retry
         )

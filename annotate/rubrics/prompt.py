@@ -139,6 +139,25 @@ def claim_content(
     ]
 
 
+def judge_params(
+    rubric: Rubric,
+    call: llm.LLMCall,
+    material: Mapping[str, Any],
+    claims: Sequence[tuple[int, str]],
+    prepared: tuple[list[dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One judge call's Messages API parameters: `annotate judge`'s and the runtime check's.
+    `prepared`: the rubric's (system, schema) made once, for a caller making many calls."""
+    system, schema = prepared or prepared_parts(rubric)
+    content = claim_content(material, claims, rubric.granularity)
+    return llm.message_params(call, system, content, schema, rubric.settings)
+
+
+def prepared_parts(rubric: Rubric) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The parts of every call that depend on the rubric alone: cached system prompt, schema."""
+    return [llm.cached(system_prompt(rubric))], answer_schema(rubric)
+
+
 def rendered_prompt(
     rubric: Rubric, material: Mapping[str, Any], claims: Sequence[tuple[int, str]]
 ) -> str:

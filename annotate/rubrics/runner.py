@@ -185,11 +185,8 @@ def call_for(rubric: Rubric, model: str, job: Job, sample: str | None = None) ->
 
 
 def params_for(rubric: Rubric, model: str, job: Job, material: dict[str, Any]) -> dict[str, Any]:
-    system = [llm.cached(prompt.system_prompt(rubric))]
-    return llm.message_params(
-        call_for(rubric, model, job), system, _content(material, job, rubric),
-        prompt.answer_schema(rubric), rubric.settings,
-    )  # fmt: skip
+    call = call_for(rubric, model, job)
+    return prompt.judge_params(rubric, call, material[job.trace_id], job.claims)
 
 
 def ensure_question_mapping(store: Store, judge: str, granularity: str, actor: Actor) -> None:
