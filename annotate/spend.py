@@ -15,6 +15,7 @@ from typing import Any
 from annotate import llm
 from annotate.errors import counted
 from annotate.store import Store
+from annotate.store import judge_runs as run_sql
 from annotate.store import spend as sql
 
 CACHE_READ_SHARE = 0.1  # of the input price: Anthropic's prompt-caching read price
@@ -56,6 +57,24 @@ def priced(rows: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple]) -> di
 def judge_run_spend(store: Store, run_id: int | None) -> dict[str, Any]:
     rows = sql.run_tokens(store, run_id) if run_id is not None else []
     return priced(rows, token_prices(store))
+
+
+def judge_runs_spend(store: Store, version: int | None = None) -> list[dict[str, Any]]:
+    """Every judge run (of one rubric version) with what it used and cost, newest first; a run
+    with no LLM call (the offline baseline) costs nothing."""
+    prices = token_prices(store)
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for row in sql.tokens_per_run(store, version):
+        grouped.setdefault(int(row["run_id"]), []).append(row)
+    found = []
+    for run in reversed(run_sql.runs(store)):
+        if version is not None and run["rubric_version"] != version:
+            continue
+        spend = priced(grouped.get(int(run["id"]), []), prices)
+        found.append({"run": run["id"], "judge": run["judge"], "sample": run["sample"],
+                      "mode": run["mode"], "status": run["status"], "judged": run["judged"],
+                      "started_at": run["started_at"], **spend})  # fmt: skip
+    return found
 
 
 def spend_after(

@@ -13,6 +13,7 @@ from annotate.rubrics.loop import calibrated_marks, compare, rubric_judges
 from annotate.rubrics.render import card_markdown
 from annotate.rubrics.versions import current_version, get_rubric, list_rubrics
 from annotate.sampling.samples import list_samples
+from annotate.spend import judge_runs_spend
 from widgets import rubric as rubric_widgets
 
 
@@ -104,6 +105,13 @@ ui.download_button(
     key="rubric_download_md",
     where=right,
 )
+
+st.subheader("Judge runs and their spend")
+runs = judge_runs_spend(store, version)
+if runs:
+    st.dataframe(pd.DataFrame(runs), hide_index=True, key="rubric_runs_spend")
+else:
+    st.caption(ui.fmt("No judge run of v{} yet.", version))
 
 if is_lead:
     st.subheader("Run the judge")

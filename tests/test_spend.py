@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import stored
+from conftest import run_app, stored
 from fake_anthropic import FakeAnthropic, start, stop
 from rubric_compare_data import USAGE, answer
 from rubric_data import prepare_rubric_store
 
 from annotate.accounts.activity import activity
+from annotate.accounts.users import User
 from annotate.rubrics.versions import edit_rubric
 from annotate.store import open_store
 from annotate.store.assignments import put_setting
@@ -121,3 +122,17 @@ def test_the_activity_log_holds_the_runs_spend(priced_db, fake, cli):
         store.close()
     detail = act["detail"] if isinstance(act["detail"], dict) else json.loads(act["detail"])
     assert detail["spend"]["usd"] == spend["usd"] and detail["spend"]["calls"] == 12
+
+
+def test_the_rubric_page_shows_each_runs_spend(priced_db, fake, cli, monkeypatch):
+    spend = cli("judge", "--sample", "loop", "--json").json()["spend"]
+    assert cli("judge", "--sample", "loop", "--baseline").code == 0  # v1 too: no calls, $0
+    usd = by_hand(priced_db)
+    monkeypatch.setenv("ANNOTATE_DB", str(priced_db))
+    app = run_app(User("lena", "lead"), "pages/rubric.py")
+    assert not app.exception, app.exception
+    runs = next(d.value for d in app.dataframe if "usd" in d.value.columns)
+    assert list(runs["judge"]) == ["rubric-v1:offline-baseline", f"rubric-v1:{MODEL}"]
+    assert list(runs["calls"]) == [0, 12] and runs["usd"].iloc[0] == 0
+    assert runs["usd"].iloc[1] == pytest.approx(spend["usd"]) == pytest.approx(usd)
+    assert runs["cache_read_tokens"].iloc[1] == 12 * USAGE["cache_read"]

@@ -77,3 +77,15 @@ def tokens_total(store: Store, since: datetime | None = None) -> list[dict[str, 
     if since is None:
         return _grouped(store, "", [])
     return _grouped(store, "WHERE c.created_at >= ?", [since])
+
+
+def tokens_per_run(store: Store, version: int | None = None) -> list[dict[str, Any]]:
+    """Each judge run (of one rubric version, when given) with its calls' tokens by model."""
+    where, params = ("WHERE r.rubric_version = ?", [version]) if version is not None else ("", [])
+    return store.fetch_dicts(
+        f"SELECT r.id AS run_id, {PRICED}, {TOKENS} FROM judge_runs r "
+        "JOIN (SELECT run_id, llm_call_id FROM judge_verdicts UNION "
+        "SELECT run_id, llm_call_id FROM judge_failures) l ON l.run_id = r.id "
+        f"JOIN llm_calls c ON c.id = l.llm_call_id {where} GROUP BY ALL ORDER BY ALL",
+        params,
+    )
