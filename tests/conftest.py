@@ -31,6 +31,15 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "annotate.duckdb"
 
 
+@pytest.fixture(scope="session")
+def bundled_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store `make run` makes (`annotate init` on an empty file): the sample traces, the
+    demo sample, the simulated reviewers' labels and lead's adjudications. Copy it to change it."""
+    path = tmp_path_factory.mktemp("bundled") / "annotate.duckdb"
+    assert main(["init", "--db", str(path)]) == 0
+    return path
+
+
 @pytest.fixture
 def fresh_store(db_path: Path) -> Iterator[Store]:
     store = open_store(db_path)

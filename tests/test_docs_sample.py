@@ -11,7 +11,6 @@ import pytest
 from conftest import run_app
 
 from annotate.accounts.users import User
-from annotate.cli import main
 from annotate.labelling.adjudication import disagreements
 from annotate.labelling.assignment import assign
 from annotate.store import open_store
@@ -22,11 +21,9 @@ FEATURES = {"billing_qa", "code_assistant", "hr_policy", "medical_info"}
 
 
 @pytest.fixture(scope="module")
-def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sample_store(bundled_store: Path) -> Path:
     """The store `make run` makes (`annotate init` on an empty file)."""
-    path = tmp_path_factory.mktemp("bundled") / "annotate.duckdb"
-    assert main(["init", "--db", str(path)]) == 0
-    return path
+    return bundled_store
 
 
 @pytest.fixture

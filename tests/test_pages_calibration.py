@@ -14,18 +14,15 @@ from annotate.accounts.activity import activity
 from annotate.accounts.users import User
 from annotate.agreement.calibration import load_thresholds, save_thresholds
 from annotate.agreement.reliability import NOMINAL_STATS, STATISTICS
-from annotate.cli import main
 from annotate.store import open_store
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
 
 
 @pytest.fixture(scope="module")
-def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sample_store(bundled_store: Path) -> Path:
     """The store `make run` makes: sample traces, the demo sample, simulated reviewers' labels."""
-    path = tmp_path_factory.mktemp("sample") / "annotate.duckdb"
-    assert main(["init", "--db", str(path)]) == 0
-    return path
+    return bundled_store
 
 
 @pytest.fixture
