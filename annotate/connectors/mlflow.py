@@ -37,7 +37,8 @@ class MlflowServer:
             from mlflow.tracing.client import TracingClient
 
             clients = (MlflowClient(tracking_uri=self.uri), TracingClient(tracking_uri=self.uri))
-        self.client, self.tracing = clients
+        self.client: Any = clients[0]
+        self.tracing: Any = clients[1]
         found = self.client.get_experiment_by_name(experiment)
         if found is None:
             raise UsageError(f"MLflow at {self.uri} has no experiment named {experiment!r}")

@@ -90,17 +90,18 @@ class PhoenixServer:
         by_trace: dict[str, dict[str, Any]] = {
             e.tool_id: {"trace_id": e.tool_id, "spans": [], "annotations": []} for e in listed
         }
-        trace_of = {}
+        trace_of: dict[str, str] = {}
         for span in spans:
             context = span.get("context") or {}
-            trace_of[context.get("span_id")] = context.get("trace_id")
-            by_trace.setdefault(context.get("trace_id"), {"spans": [], "annotations": []})
-            by_trace[context.get("trace_id")]["spans"].append(span)
+            trace = str(context.get("trace_id"))
+            trace_of[str(context.get("span_id"))] = trace
+            by_trace.setdefault(trace, {"trace_id": trace, "spans": [], "annotations": []})
+            by_trace[trace]["spans"].append(span)
         for annotation in annotations:
             if not str(annotation.get("name") or "").startswith(OURS):
-                trace = trace_of.get(annotation.get("span_id"))
-                if trace in by_trace:
-                    by_trace[trace]["annotations"].append(annotation)
+                owner = trace_of.get(str(annotation.get("span_id")), "")
+                if owner in by_trace:
+                    by_trace[owner]["annotations"].append(annotation)
         return [row for row in by_trace.values() if row["spans"]]
 
     def _spans(self, trace_ids: list[str]) -> list[dict[str, Any]]:

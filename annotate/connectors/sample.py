@@ -69,7 +69,7 @@ def plan_from_server(
     strata = frame_strata(list(server.list_traces(since, until, strata=True)), spec.by)
     if not strata:
         raise SampleError(f"{server.source} holds no trace in the window: nothing to draw from")
-    counts = [(key, len(entries), None) for key, entries in strata.items()]
+    counts: list[tuple[Any, int, float | None]] = [(k, len(e), None) for k, e in strata.items()]
     sizes = _sizes(spec, counts)
     plans = [
         StratumPlan(key, n_all, size, None)

@@ -70,6 +70,8 @@ def _read_trace(
     for raw in item.data.get("annotations") or []:
         verdict = annotation_evaluation(Record(item.line, annotation_row(raw)))
         if isinstance(verdict, Evaluation):
-            evaluations.append(dataclasses.replace(verdict, trace_id=trace_of.get(verdict.span_id)))
+            evaluations.append(
+                dataclasses.replace(verdict, trace_id=trace_of.get(verdict.span_id or ""))
+            )
         else:
             found.append(verdict)

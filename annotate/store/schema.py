@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from annotate.store.schema_active import ACTIVE_DRAWS
-from annotate.store.schema_connectors import CONNECTOR_PUSHES, CONNECTOR_TRACES
+from annotate.store.schema_connectors import CONNECTOR_MIGRATIONS
 from annotate.store.schema_ratings import RATINGS, default_criteria_migration
 from annotate.store.schema_review import (
     ATTRIBUTE_NAMES,
@@ -393,8 +393,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0014_fewer_indexes", FEWER_INDEXES),
     ("0015_judge_reveals", JUDGE_REVEALS),
     ("0016_login_tries", LOGIN_TRIES),
-    ("0017_connector_traces", CONNECTOR_TRACES),
-    ("0018_connector_pushes", CONNECTOR_PUSHES),
+    *CONNECTOR_MIGRATIONS,  # 0017_connector_traces, 0018_connector_pushes
     ("0020_ratings", RATINGS),
     ("0021_default_criteria", default_criteria_migration()),
     ("0023_llm_call_scope", LLM_CALL_SCOPE),

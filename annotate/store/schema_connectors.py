@@ -27,3 +27,8 @@ CREATE TABLE connector_pushes (       -- the latest content sent per destination
     PRIMARY KEY (destination, target, name)
 );
 """
+
+CONNECTOR_MIGRATIONS = [
+    ("0017_connector_traces", CONNECTOR_TRACES),
+    ("0018_connector_pushes", CONNECTOR_PUSHES),
+]
