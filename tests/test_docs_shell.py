@@ -60,12 +60,12 @@ def plain(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder where `annotate init` wrote the bundled sample and loaded it, as `make run`."""
+def bundled(bundled_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder whose data/ holds the store `make run` makes (conftest's bundled_store) and
+    the bundled sample files, as `annotate init` leaves a folder."""
     folder = tmp_path_factory.mktemp("bundled")
-    subprocess.run(
-        [annotate(), "init"], cwd=folder, env=environment(), check=True, capture_output=True
-    )
+    shutil.copytree(ROOT / "data", folder / "data", ignore=shutil.ignore_patterns("*.duckdb*"))
+    shutil.copy(bundled_store, folder / "data" / "annotate.duckdb")
     return folder
 
 
