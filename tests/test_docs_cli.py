@@ -66,11 +66,12 @@ def test_every_command_and_flag_has_help_text() -> None:
 
 
 def test_a_flag_without_help_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = set(cli_reference.missing_help())
     root = cli_reference.root_parser()
     status = next(c for c in cli_reference.walk(root) if c.words == ("status",))
     status.parser.add_argument("--bare")
     monkeypatch.setattr(cli_reference, "root_parser", lambda: root)
-    assert cli_reference.missing_help() == ["annotate status --bare BARE"]
+    assert set(cli_reference.missing_help()) - before == {"annotate status --bare BARE"}
 
 
 def test_the_reference_lists_every_command_and_flag_of_annotate_help() -> None:

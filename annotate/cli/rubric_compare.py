@@ -30,7 +30,9 @@ def add_compare_command(action: Any, common: Any, writer: Any, emit: Any) -> Non
     compare = action("compare")
     compare.add_argument("a", help="version A: a rubric version number or a judge's name")
     compare.add_argument("b", help="version B, compared with A on the same claims")
-    compare.add_argument("--sample", required=True)
+    compare.add_argument(
+        "--sample", required=True, help="the sample whose claims both versions judged"
+    )
     compare.add_argument("--part", choices=COMPARE_PARTS, default=HELD_OUT,
                          help="claims of the split to compare on (default: held_out)")  # fmt: skip
     compare.add_argument("--by", default="", help="slices, comma-separated (e.g. feature)")
