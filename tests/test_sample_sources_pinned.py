@@ -18,6 +18,7 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample, sample_trace_ids, top_up
 from annotate.sampling.sources import draw_from_source, make_source
 from annotate.store import open_store
+from annotate.store import sources as sql
 from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import Filters
 
@@ -193,3 +194,18 @@ def test_filtered_in_place_draw_equals_import_then_sample(lake, tmp_path):
     finally:
         store.close()
         full.close()
+
+
+def test_candidates_keep_every_trace_tied_on_the_hash_prefix(fresh_store):
+    """A tie of the 64-bit prefix at the stratum's depth brings every tied trace (and all
+    below it) to the full hash: none is left out by the top-k's arbitrary pick among ties."""
+    fresh_store.execute(
+        "CREATE TEMP TABLE tied AS SELECT * FROM (VALUES ('a', 'x', 1::UBIGINT, true), "
+        "('b', 'x', 2, true), ('c', 'x', 2, true), ('d', 'x', 2, true), ('e', 'x', 3, true), "
+        "('f', NULL, 5, true), ('g', NULL, 6, true), ('h', NULL, 7, false)) "
+        "AS t(trace_id, s0, hk, in_frame)"
+    )
+    cte, params = sql.candidates_cte("tied", 1, 2, 1)
+    rows = fresh_store.fetchall(f"WITH {cte} SELECT trace_id FROM frame ORDER BY 1", params)
+    # x: 1 and every 2 (the 2nd and 3rd smallest tie); NULL stratum: its 3 smallest, in frame
+    assert [r[0] for r in rows] == ["a", "b", "c", "d", "f", "g"]

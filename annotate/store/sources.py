@@ -188,17 +188,22 @@ def frame_cte(table: str, width: int) -> str:
 
 def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str, list[Any]]:
     """`frame(trace_id, s0.., h)` of the traces that may rank within `deepest` in their
-    stratum: those whose hash prefix `hk` is at most the stratum's deepest-th smallest. The
-    prefix orders as the hash does, so the (h, trace_id) order of these is the frame's; only
-    they are hashed again, whole."""
+    stratum: its deepest + 1 smallest hash prefixes `hk` (one top-k pass), and where the
+    deepest-th and the next tie, every trace of that prefix or less. The prefix orders as the
+    hash does, so the (h, trace_id) order of these is the frame's; only they are hashed whole."""
     keys = ", ".join(f"s{i}" for i in range(width))
-    same = " AND ".join(f"p.s{i} IS NOT DISTINCT FROM c.s{i}" for i in range(width))
+    same = " AND ".join(f"p.s{i} IS NOT DISTINCT FROM t.s{i}" for i in range(width))
+    depth = int(deepest)
     cte = (
         f"pool AS (SELECT trace_id, {keys}, hk FROM {table} WHERE in_frame), "
-        f"cut AS (SELECT {keys}, list_max(min(hk, {int(deepest)})) AS cut FROM pool GROUP BY ALL), "
-        f"frame AS (SELECT p.trace_id, {', '.join(f'p.s{i}' for i in range(width))}, "
-        "sha256(CAST(? AS VARCHAR) || ':' || p.trace_id) AS h "
-        f"FROM pool p JOIN cut c ON {same} WHERE p.hk <= c.cut)"
+        f"lowest AS (SELECT {keys}, min_by(trace_id, hk, {depth + 1}) AS ids, "
+        f"list_sort(min(hk, {depth + 1})) AS hks FROM pool GROUP BY ALL), "
+        f"picked AS (SELECT unnest(ids) AS trace_id, {keys} FROM lowest UNION "
+        f"SELECT p.trace_id, {', '.join(f'p.s{i}' for i in range(width))} FROM pool p JOIN lowest t "
+        f"ON {same} WHERE len(t.hks) > {depth} AND t.hks[{depth}] = t.hks[{depth + 1}] "
+        f"AND p.hk <= t.hks[{depth}]), "
+        f"frame AS (SELECT trace_id, {keys}, sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h "
+        "FROM picked)"
     )
     return cte, [seed]
 
