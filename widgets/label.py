@@ -53,7 +53,7 @@ class Desk:
             return
         error_type = st.session_state.get("label_error_type")
         try:
-            _, inserted = store_verdict(
+            done = store_verdict(
                 self.store,
                 self.user.name,
                 view,
@@ -68,7 +68,7 @@ class Desk:
         except AnnotateError as exc:
             st.session_state["label_error"] = str(exc)
             return
-        self.state.stored(view, label, inserted)
+        self.state.stored(view, label, done)
         self.done_with(view)
         self.session["count"] += 1
         st.session_state["label_last"] = view
@@ -89,11 +89,11 @@ class Desk:
                 )
             return
         try:
-            _, inserted = store_verdict(self.store, self.user.name, view, label, None, "")
+            done = store_verdict(self.store, self.user.name, view, label, None, "")
         except AnnotateError as exc:
             st.session_state["label_error"] = f"Nothing was stored for {where}: {exc}"
             return
-        self.state.stored(view, label, inserted)
+        self.state.stored(view, label, done)
         self.session["count"] += 1
         st.session_state["label_notice"] = f"Stored {label} on {where}."
 

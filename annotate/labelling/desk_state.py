@@ -18,7 +18,7 @@ from typing import Any
 from annotate.errors import AnnotateError
 from annotate.labelling import blind
 from annotate.labelling.questions import my_questions
-from annotate.labelling.session import ClaimView, LabelError, min_dwell
+from annotate.labelling.session import ClaimView, LabelError, Stored, min_dwell
 from annotate.store import Store
 from annotate.store import assignments as queue_sql
 from annotate.store import labels as sql
@@ -42,10 +42,15 @@ class DeskState:
         self.shown_judge: dict[str, list[dict[str, Any]]] = {}
         self._reading = threading.Lock()  # one read of traces at a time (a draw or `prepare`)
         self._generation = 0  # a read begun before the desk was read again is dropped
+        self._checked = False  # the mark was read by this session's verdict just now
         self._preparing: threading.Thread | None = None
 
     def refresh(self, store: Store) -> bool:
-        """Read the desk again if the mark moved since the last read; True when it did."""
+        """Read the desk again if the mark moved since the last read; True when it did. Right
+        after a verdict of this session the mark its write read serves (`stored`)."""
+        if self._checked:
+            self._checked = False
+            return False
         mark = sql.desk_mark(store, self.reviewer)
         if mark == self.mark:
             return False
@@ -126,10 +131,12 @@ class DeskState:
         finally:
             cursor.close()
 
-    def stored(self, view: ClaimView, label: str, inserted: bool) -> None:
-        """The reviewer's verdict on `view`'s claim was committed (by this session)."""
+    def stored(self, view: ClaimView, label: str, done: Stored) -> None:
+        """The reviewer's verdict on `view`'s claim was committed (by this session); the mark
+        its write read tells whether anything else moved (then the next draw reads again)."""
         self._set(view, "label", label)
-        if inserted:
+        self._checked = done.mark == self.mark
+        if done.inserted:
             self._count(LABELS)
 
     def skipped(self, view: ClaimView, inserted: bool) -> None:

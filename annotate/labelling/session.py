@@ -167,7 +167,17 @@ def record_verdict(
     than `view.based_on` exists (StaleVerdictError, unless it is the same verdict again: then
     it is that event), or the claim is labelled and the reviewer has seen the judge on its
     trace (JudgeSeenError)."""
-    return store_verdict(store, reviewer, view, label, error_type, note, min_dwell)[0]
+    return store_verdict(store, reviewer, view, label, error_type, note, min_dwell).event_id
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A verdict committed: its event, whether this call stored it (False: the same verdict
+    was already the latest), and the reviewer's desk mark read before it (labels.desk_mark)."""
+
+    event_id: int
+    inserted: bool
+    mark: tuple[Any, ...]
 
 
 def store_verdict(
@@ -178,10 +188,9 @@ def store_verdict(
     error_type: str | None = None,
     note: str | None = None,
     min_dwell: timedelta = timedelta(0),
-) -> tuple[int, bool]:
-    """record_verdict, and whether this call stored the event (False: the same verdict was
-    already the latest). Every check reads one statement (labels.verdict_state), inside the
-    transaction that appends the event."""
+) -> Stored:
+    """record_verdict, with what it did (Stored). Every check reads one statement
+    (labels.verdict_state), inside the transaction that appends the event."""
     with store.transaction():
         state = label_sql.verdict_state(store, reviewer, view.trace_id, view.claim_index)
         _check_verdict(state, reviewer, view, label, error_type)
@@ -206,10 +215,10 @@ def store_verdict(
         if latest is not None and state["revealed"]:  # a change, once the judge was seen
             raise blind.final_error(view.trace_id)
         if latest is not None and latest["event_id"] != view.based_on:
-            if _same_verdict(latest, row):
-                return int(latest["event_id"]), False  # a repeat of the verdict just stored
+            if _same_verdict(latest, row):  # a repeat of the verdict just stored
+                return Stored(int(latest["event_id"]), False, state["mark"])
             raise StaleVerdictError(latest)
-        return sql.insert_label_event(store, row), True
+        return Stored(sql.insert_label_event(store, row), True, state["mark"])
 
 
 def _check_verdict(

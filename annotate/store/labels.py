@@ -145,31 +145,32 @@ def stage_label_events(store: Store, import_id: int, rows: Sequence[dict[str, An
 # --- the reviewer's press path (annotate.labelling.desk_state) ---------------------------------
 
 
+# What moves when anything a reviewer's Label desk holds may have changed: every act of the
+# app (claims, assignments, accounts, questions and answers, rubrics, settings) is in
+# `activity`; the reviewer's own label and skip events are counted (another tab's show up);
+# settings, claims and the reviewer's active assignments are read as they are (a write
+# without an act shows too). $1 is the reviewer. Metadata-sized work.
+_DESK_MARK = (
+    "(SELECT max(id) FROM activity)",
+    "(SELECT count(*) FROM label_events WHERE reviewer = $1)",
+    "(SELECT count(*) FROM skip_events WHERE reviewer = $1)",
+    "(SELECT count(*) FROM assignments WHERE reviewer = $1 AND active)",
+    "(SELECT count(*) FROM claims)",
+    "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) FROM settings)",
+)
+
+
 def desk_mark(store: Store, reviewer: str) -> tuple[Any, ...]:
-    """What moves when anything a reviewer's Label desk holds may have changed: every act of
-    the app (claims, assignments, accounts, questions and answers, rubrics, settings) is in
-    `activity`; the reviewer's own label and skip events are counted (another tab's show
-    up); settings, rubrics, claims and the reviewer's active assignments are read as they are
-    (a write without an act shows too). One statement of metadata-sized work."""
-    row = store.fetchone(
-        "SELECT (SELECT max(id) FROM activity), "
-        "(SELECT count(*) FROM label_events WHERE reviewer = $1), "
-        "(SELECT count(*) FROM skip_events WHERE reviewer = $1), "
-        "(SELECT count(*) FROM assignments WHERE reviewer = $1 AND active), "
-        "(SELECT count(*) FROM claims), "
-        "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) "
-        " FROM settings), "
-        "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY version), '')) "
-        " FROM rubrics)",
-        [reviewer],
-    )
-    return tuple(row or ())
+    """The reviewer's desk mark (_DESK_MARK), in one statement."""
+    return tuple(store.fetchone(f"SELECT {', '.join(_DESK_MARK)}", [reviewer]) or ())
 
 
 def verdict_state(store: Store, reviewer: str, trace_id: str, claim_index: int) -> dict[str, Any]:
     """Everything a verdict is checked against, in one statement: the active rubric, whether
     the account may label and the trace is in its queue, the claim's text, the reviewer's
-    latest event on the claim and whether they have seen the judge on the trace."""
+    latest event on the claim and whether they have seen the judge on the trace; and the
+    reviewer's desk mark as it stood (the page then needs no statement of its own to know
+    whether its desk is still the store's)."""
     rows = store.fetch_dicts(
         "SELECT (SELECT version FROM rubrics WHERE active ORDER BY version DESC LIMIT 1) "
         "  AS rubric_version, "
@@ -183,10 +184,12 @@ def verdict_state(store: Store, reviewer: str, trace_id: str, claim_index: int) 
         "  'note': note, 'created_at': created_at} FROM label_events "
         "  WHERE reviewer = $1 AND trace_id = $2 AND claim_index = $3 "
         "  ORDER BY event_id DESC LIMIT 1) AS latest, "
-        "EXISTS (SELECT 1 FROM judge_reveals WHERE reviewer = $1 AND trace_id = $2) AS revealed",
+        "EXISTS (SELECT 1 FROM judge_reveals WHERE reviewer = $1 AND trace_id = $2) AS revealed, "
+        + ", ".join(f"{part} AS mark_{n}" for n, part in enumerate(_DESK_MARK)),
         [reviewer, trace_id, claim_index],
     )
     state = rows[0]
+    state["mark"] = tuple(state.pop(f"mark_{n}") for n in range(len(_DESK_MARK)))
     state["labels"] = json.loads(state["labels"]) if state["labels"] else []
     return state
 
