@@ -252,20 +252,21 @@ def _write_demo_data(directory: Path) -> tuple[Path, Path]:
 def _finish_import(report: ImportReport, as_json: bool) -> int:
     if as_json:
         emit(report.as_json())
-    _print_report(report)
+    _print_report(report, say if as_json else print)  # the result on stdout, beside no JSON
     return EXIT_OK if report.is_clean else EXIT_REJECTED
 
 
-def _print_report(report: ImportReport) -> None:
-    attached = f", evaluations attached {report.attached}" if report.attached else ""
-    say(
-        f"{report.path} ({report.format}): imported {report.imported}, rejected {report.rejected}, "
-        f"duplicates {report.duplicates}, conflicts {report.conflicts}{attached} "
-        f"(import {report.import_id})"
+def _print_report(report: ImportReport, result: Any = say) -> None:
+    """The import's result through `result` (stdout unless --json); its errors on stderr."""
+    attached = f", evaluations attached {report.attached:,}" if report.attached else ""
+    result(
+        f"{report.path} ({report.format}): imported {report.imported:,}, rejected "
+        f"{report.rejected:,}, duplicates {report.duplicates:,}, conflicts {report.conflicts:,}"
+        f"{attached} (import {report.import_id})"
     )
     if set(report.context_from) - {"file"}:  # the reader found context, or some has none
-        origins = ", ".join(f"{origin} {n}" for origin, n in sorted(report.context_from.items()))
-        say(f"  context from: {origins}")
+        origins = ", ".join(f"{origin} {n:,}" for origin, n in sorted(report.context_from.items()))
+        result(f"  context from: {origins}")
     for error in report.errors[:PRINTED_ERRORS]:
         say(f"  {error}")
     for warning in report.warnings[:PRINTED_ERRORS]:

@@ -100,7 +100,7 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
     current = action("current")
     current.add_argument("version", type=int, help="the rubric version")
     common(current)
-    current.set_defaults(run=lambda args: run_current(args, writer, say))
+    current.set_defaults(run=lambda args: run_current(args, writer, emit))
     mark = action("calibrate")
     mark.add_argument("version", type=int, help="the rubric version")
     mark.add_argument("--sample", required=True, help="the sample the card is made on")
@@ -122,7 +122,7 @@ def add_rubric_commands(commands: Any, common: Any, writer: Any, emit: Any, say:
 def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     def progress(done: int, total: int) -> None:
         if not args.json and total:
-            print(f"\r{done}/{total} calls", end="", file=sys.stderr, flush=True)
+            print(f"\r{done:,}/{total:,} calls", end="", file=sys.stderr, flush=True)
 
     model = BASELINE_MODEL if args.baseline else args.model
     with writer(args) as store:
@@ -148,8 +148,8 @@ def run_judge_command(args: argparse.Namespace, writer: Any, emit: Any, say: Any
 def _print_report(report: Any) -> None:
     print(
         f"{report.judge} on {report.sample} ({report.mode}): {counted(report.claims, 'claim')}, "
-        f"{report.already_done} already judged, {report.few_shot_excluded} few-shot (never scored), "
-        f"{report.to_judge} to judge in {counted(report.calls, 'call')}"
+        f"{report.already_done:,} already judged, {report.few_shot_excluded:,} few-shot (never "
+        f"scored), {report.to_judge:,} to judge in {counted(report.calls, 'call')}"
     )
     print(f"  estimate: {estimate_text(report.estimate)}")
     if report.resumes:
@@ -238,10 +238,13 @@ def run_import(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     return 0
 
 
-def run_current(args: argparse.Namespace, writer: Any, say: Any) -> int:
+def run_current(args: argparse.Namespace, writer: Any, emit: Any) -> int:
     with writer(args) as store:
         make_current(store, args.version, args.actor)
-    say(f"rubric v{args.version} is current")
+    if args.json:
+        emit({"current": args.version})
+    else:
+        print(f"rubric v{args.version} is current")
     return 0
 
 
@@ -260,7 +263,8 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any, say: Any) ->
         say(reason)
         return EXIT_NOT_READY
     names = "; ".join(slice_label(s) for s in result["slices"])
-    say(f"marked rubric v{args.version} calibrated for {names}")
+    marked = f"marked rubric v{args.version} calibrated for {names}"
+    (say if args.json else print)(marked)  # with --json stdout holds the document alone
     return 0
 
 

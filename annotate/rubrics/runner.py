@@ -167,7 +167,7 @@ def nothing_to_judge(report: RunReport, labelled_only: bool = True) -> str | Non
 
 def estimate_text(cost: Mapping[str, Any]) -> str:
     """An estimate for people (the CLI and the Rubric page): tokens, then dollars or why not."""
-    tokens = f"{cost.get('input_tokens')} input + {cost.get('output_tokens')} output tokens"
+    tokens = f"{cost.get('input_tokens') or 0:,} input + {cost.get('output_tokens') or 0:,} output tokens"
     if cost.get("usd") is None:
         return f"{tokens}, cost unknown ({cost.get('note')})"
     return f"{tokens}, ${cost['usd']} ({cost.get('note')})"
