@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from conftest import FIXTURES
+from rates_data import make_store
 from rubric_data import prepare_rubric_store
 
 from annotate.agreement.calibration import save_thresholds
@@ -62,3 +63,18 @@ def test_rubric_results_go_to_stdout_and_messages_to_stderr(db_path, tmp_path, c
     )
     claims = cli("claims", "--sample", "loop")
     assert claims.out.startswith("loop: 90 traces; 0 claims created") and claims.err == ""
+
+
+def test_rates_details_are_printed_as_text_too(tmp_path, cli):
+    db = make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.1}, sample_n=40)
+    shown = cli("rates", "--sample", "main", "--details", "--json", "--resamples", "50", db=db)
+    document = shown.json()
+    text = cli("rates", "--sample", "main", "--details", "--resamples", "50", db=db).out
+    assert "error types (weighted share of unsupported gold claims):" in text
+    assert document["error_types"]
+    for row in document["error_types"]:
+        assert f"\t{row['error_type']}\t" in text
+    scores = document["scores"]
+    assert f"judge scores of prod-judge: {scores['count']:,}, p50 {scores['p50']:.3f}" in text
+    for bucket in scores["buckets"]:
+        assert f"[{bucket['low']:.3f}, {bucket['high']:.3f})\t{bucket['count']:,}" in text

@@ -202,7 +202,29 @@ def run_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         if inputs.judge is not None:
             print(f"judge: {shown(inputs.judge)} ({why})", file=sys.stderr)
         print_rows(rows)
+        if args.details:
+            print("\n".join(details_text(document)))
     return 0
+
+
+def details_text(document: Mapping[str, Any]) -> list[str]:
+    """--details as text: error types among unsupported gold claims, the judge's scores."""
+    lines = ["error types (weighted share of unsupported gold claims):"]
+    for row in document["error_types"]:
+        share = "—" if row["share"] is None else f"{row['share']:.3f}"
+        lines.append(
+            f"  {shown(slice_label(row['slice']))}\t{shown(row['error_type'])}\t"
+            f"{counted(row['claims'], 'claim')}\t{share}"
+        )
+    found = document["scores"]
+    if not found.get("count"):
+        return [*lines, f"judge scores: none ({found.get('reason')})"]
+    lines.append(
+        f"judge scores of {shown(found.get('judge', ''))}: {found['count']:,}, p50 "
+        f"{found['p50']:.3f}, p95 {found['p95']:.3f}, sd {found['std']:.3f}"
+    )
+    lines += [f"  [{b['low']:.3f}, {b['high']:.3f})\t{b['count']:,}" for b in found["buckets"]]
+    return lines
 
 
 def chosen_judge(store: Any, sample: str, given: str | None) -> tuple[str | None, str]:
