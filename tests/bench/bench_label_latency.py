@@ -11,11 +11,16 @@ new number on screen.
 
 1. CPU per press: the app's process CPU time over N presses of one reviewer, against the bare
    app's over N presses, in two interleaved halves (the machine is shared).
-2. Key -> next claim, one reviewer pressing as soon as the claim is drawn, against the bare.
+2. Key -> next claim drawn in chromium, one reviewer pressing as soon as the claim is drawn,
+   against the bare app in chromium.
 3. Five reviewers at once, each pressing as soon as their claim is drawn, against five bare
-   sessions doing the same.
+   sessions doing the same: in chromium, and with the wire client (tests/bench/label_wire.py:
+   Streamlit's websocket protocol without a browser; answered = run finished and the next
+   claim's element arrived).
 4. 1, 5, 10 and 20 reviewers at a realistic pace (one press every 3-8 s each, seeded), each
-   level against as many bare sessions at the same pace.
+   level against as many bare sessions at the same pace, with the wire client: twenty
+   chromiums on the two cores that also run the app would measure the browsers, and each
+   reviewer's browser runs on their own machine.
 The app's RSS is printed after the first reviewer's presses and at the end.
 
 Sized by ANNOTATE_BENCH_SMALL (traces, default 100,000), ANNOTATE_BENCH_PRESSES (back-to-back
@@ -44,9 +49,11 @@ from tests.bench.label_pages import (
     fill_store,
     open_label,
     rss,
+    session_cookies,
     start_streamlit,
     stop,
 )
+from tests.bench.label_wire import WireSession
 
 AT_ONCE = 5  # reviewers pressing together as fast as the page draws
 
@@ -118,9 +125,8 @@ class Sessions:
 
     async def apps(self, count: int) -> list[Any]:
         while len(self.app) < count:
-            self.app.append(
-                await open_label(self.browser, self.app_url, self.reviewers[len(self.app)])
-            )
+            name = self.reviewers[len(self.app)]
+            self.app.append(await open_label(self.browser, self.app_url, name))
         return self.app[:count]
 
     async def bares(self, count: int) -> list[Any]:
@@ -129,11 +135,10 @@ class Sessions:
         return self.bare[:count]
 
 
-async def measure(urls, pids, reviewers, sizes) -> dict[str, Any]:
+async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
-    back_to_back, paced, levels, pace = sizes
-    got: dict[str, Any] = {"paced": {}}
+    got: dict[str, Any] = {}
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
@@ -141,7 +146,7 @@ async def measure(urls, pids, reviewers, sizes) -> dict[str, Any]:
         sessions = Sessions(browser, *urls, reviewers)
         app, bare = (await sessions.apps(1))[0], (await sessions.bares(1))[0]
         half = max(back_to_back // 2, 1)
-        cpu = {"app": [[], 0.0], "bare": [[], 0.0]}
+        cpu: dict[str, list[Any]] = {"app": [[], 0.0], "bare": [[], 0.0]}
         for _ in range(2):  # interleaved halves: the machine's load falls on both alike
             for name, press, page, pid in (
                 ("bare", bare_press, bare, pids[1]),
@@ -153,14 +158,53 @@ async def measure(urls, pids, reviewers, sizes) -> dict[str, Any]:
         got["cpu"], got["rss_one"] = cpu, rss(pids[0])
         got["bare_at_once"] = await together(bare_press, await sessions.bares(AT_ONCE), half)
         got["app_at_once"] = await together(label_press, await sessions.apps(AT_ONCE), half)
-        for level in levels:
-            got["paced"][level] = (
-                await together(bare_press, await sessions.bares(level), paced, pace),
-                await together(label_press, await sessions.apps(level), paced, pace),
-            )
-        got["rss_end"] = rss(pids[0])
         await browser.close()
     return got
+
+
+async def wire_presses(session: WireSession, button: str, count: int, pace, seed: int):
+    rng, times = random.Random(seed), []
+    await session.open()
+    for _ in range(count):
+        if pace is not None:
+            await asyncio.sleep(rng.uniform(*pace))
+        times.append(await session.press(button))
+    await session.close()
+    return times
+
+
+async def on_wire(sessions: list[WireSession], button: str, count: int, pace=None):
+    runs = await asyncio.gather(
+        *(wire_presses(s, button, count, pace, seed) for seed, s in enumerate(sessions))
+    )
+    return [t for run in runs for t in run]
+
+
+async def with_wire(urls, cookies: list[str], sizes) -> dict[str, Any]:
+    """The wire client's figures: five at once, then each level at a pace; app and bare
+    sessions alternate level by level."""
+    back_to_back, paced, levels, pace = sizes
+    app_url, bare_url = urls
+
+    def apps(count: int) -> list[WireSession]:
+        return [WireSession(app_url, cookie, "label") for cookie in cookies[:count]]
+
+    def bares(count: int) -> list[WireSession]:
+        return [WireSession(bare_url) for _ in range(count)]
+
+    half = max(back_to_back // 2, 1)
+    got: dict[str, Any] = {"paced": {}}
+    got["bare_at_once"] = await on_wire(bares(AT_ONCE), "Next", half)
+    got["app_at_once"] = await on_wire(apps(AT_ONCE), APP_BUTTON, half)
+    for level in levels:
+        got["paced"][level] = (
+            await on_wire(bares(level), "Next", paced, pace),
+            await on_wire(apps(level), APP_BUTTON, paced, pace),
+        )
+    return got
+
+
+APP_BUTTON = "label_button_supported_"  # key 1
 
 
 def summary(times: list[float]) -> tuple[float, float]:
@@ -177,29 +221,32 @@ def ratio(times: list[float], base: list[float]) -> str:
     return f"{summary(times)[0] / summary(base)[0]:.2f}x"
 
 
-def report(got: dict[str, Any], count: int, pace: tuple[float, float]) -> None:
+def report(got: dict[str, Any], wire: dict[str, Any], count: int, pace) -> None:
     (app_times, app_cpu), (bare_times, bare_cpu) = got["cpu"]["app"], got["cpu"]["bare"]
     n = len(app_times)
     show(
         f"app CPU per verdict key press: {app_cpu / n * 1000:.1f} ms; baseline, bare Streamlit "
         f"round trip: {bare_cpu / n * 1000:.1f} ms; {app_cpu / max(bare_cpu, 1e-9):.1f}x "
-        f"(target <= 3x; process CPU time over {n} presses each)"
+        f"(target <= 3x; process CPU time over {n} presses each, chromium)"
     )
     show(
-        f"key -> next claim drawn, 1 reviewer, {count:,} traces: {ms(app_times)}; baseline, "
-        f"bare key -> count: {ms(bare_times)}; {ratio(app_times, bare_times)} (target <= 1.2x)"
+        f"key -> next claim drawn, 1 reviewer, {count:,} traces, chromium: {ms(app_times)}; "
+        f"baseline, bare key -> count: {ms(bare_times)}; {ratio(app_times, bare_times)} "
+        "(target <= 1.2x)"
     )
-    show(
-        f"{AT_ONCE} reviewers at once, each pressing as soon as drawn: {ms(got['app_at_once'])}; "
-        f"baseline, {AT_ONCE} bare sessions: {ms(got['bare_at_once'])}; "
-        f"{ratio(got['app_at_once'], got['bare_at_once'])} (target <= 1.5x)"
-    )
-    for level, (bare, app) in got["paced"].items():
+    for client, figures in (("chromium", got), ("wire client", wire)):
         show(
-            f"{level} reviewer{'s' if level > 1 else ''} pressing every {pace[0]:g}-{pace[1]:g} "
-            f"s: {ms(app)}; baseline, {level} bare session{'s' if level > 1 else ''} at the same "
-            f"pace: {ms(bare)}; {ratio(app, bare)}"
-            + (" (target: median <= 300 ms)" if level >= 20 else "")
+            f"{AT_ONCE} reviewers at once, each pressing as soon as answered, {client}: "
+            f"{ms(figures['app_at_once'])}; baseline, {AT_ONCE} bare sessions: "
+            f"{ms(figures['bare_at_once'])}; "
+            f"{ratio(figures['app_at_once'], figures['bare_at_once'])} (target <= 1.5x)"
+        )
+    for level, (bare, app) in wire["paced"].items():
+        plural = "s" if level > 1 else ""
+        show(
+            f"{level} reviewer{plural} pressing every {pace[0]:g}-{pace[1]:g} s, wire client: "
+            f"{ms(app)}; baseline, {level} bare session{plural} at the same pace: {ms(bare)}; "
+            f"{ratio(app, bare)}" + (" (target: median <= 300 ms)" if level >= 20 else "")
         )
     show(
         f"app RSS after the first reviewer's presses {megabytes(got['rss_one'])}, at the end "
@@ -214,20 +261,24 @@ def run() -> None:
     levels = [int(level) for level in numbers("ANNOTATE_BENCH_LEVELS", "1,5,10,20")]
     pace = tuple(numbers("ANNOTATE_BENCH_PACE", "3,8")[:2])
     reviewers = [f"r{i}" for i in range(1, max([*levels, AT_ONCE]) + 1)]
-    most = back_to_back + back_to_back // 2 + paced * len(levels)  # presses of r1
+    most = 2 * back_to_back + paced * len(levels)  # presses of r1
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         db = Path(tmp) / "label.duckdb"
         started = time.perf_counter()
         fill_store(db, count, sample=(most * 2) // 3 + 10, reviewers=reviewers)
+        cookies = session_cookies(db, reviewers)
         show(f"store of {count:,} imported traces built in {time.perf_counter() - started:.0f} s")
         bare_script = Path(tmp) / "bare.py"
         bare_script.write_text(BARE_APP)
         app, app_url = start_streamlit(ROOT / "app.py", db)
         bare, bare_url = start_streamlit(bare_script, None)
         try:
+            urls, pids = (app_url, bare_url), (app.pid, bare.pid)
+            got = asyncio.run(in_chromium(urls, pids, reviewers, back_to_back))
             sizes = (back_to_back, paced, levels, pace)
-            got = asyncio.run(measure((app_url, bare_url), (app.pid, bare.pid), reviewers, sizes))
+            wire = asyncio.run(with_wire(urls, [cookies[r] for r in reviewers], sizes))
+            got["rss_end"] = rss(app.pid)
         finally:
             stop(app)
             stop(bare)
-    report(got, count, pace)
+    report(got, wire, count, pace)

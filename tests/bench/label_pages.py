@@ -25,6 +25,7 @@ from tests.bench.synthetic import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "bench passphrase"
+COOKIE = "annotate_session"  # ui.COOKIE (ui imports streamlit; the benches drive it from outside)
 REVIEWERS = [f"r{i}" for i in range(1, 6)]
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -165,3 +166,15 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_cookies(db: Path, reviewers: list[str]) -> dict[str, str]:
+    """A signed-in session per reviewer, as the cookie a browser sends after signing in
+    (made before the app starts: the running app holds the store)."""
+    from annotate.accounts.users import start_session
+
+    store = open_store(db)
+    try:
+        return {name: f"{COOKIE}={start_session(store, name)}" for name in reviewers}
+    finally:
+        store.close()
