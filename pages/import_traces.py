@@ -22,8 +22,7 @@ user = ui.require_role("lead")
 st.title("Import")
 st.caption(
     "Trace files (JSON Lines, a JSON array, CSV, Parquet, OTLP JSON, agent transcripts) or "
-    "human labels made elsewhere. Bad rows are reported by line; good rows are kept. Or the "
-    "traces of an Arize Phoenix or MLflow server, at the bottom of the page."
+    "human labels made elsewhere. Bad rows are reported by line; good rows are kept."
 )
 
 kind = st.radio("What", ["traces", "labels"], horizontal=True, key="import_kind")
@@ -34,8 +33,7 @@ path_text = st.text_input(
     key="import_path",
     help=ui.md(f"The app reads server files only from {folder}; a lead sets it on the Users page."),
 )
-found = inbox_files(ui.store())
-if found:
+if found := inbox_files(ui.store()):
     st.caption(ui.fmt("In the import folder: {}", ", ".join(found[:20])))
 fmt = st.selectbox("Format", ["detect from content", *FORMATS], key="import_format")
 mapping_text = st.text_area(
@@ -122,8 +120,7 @@ if report is not None:
             report.import_id,
         )
     )
-    cols = st.columns(4)
-    for column, (name, value) in zip(cols, report.counts().items(), strict=True):
+    for column, (name, value) in zip(st.columns(4), report.counts().items(), strict=True):
         column.metric(name.capitalize(), f"{value:,}")
     if report.attached:
         st.caption(ui.fmt("{} evaluations attached to calls imported earlier", report.attached))
@@ -150,11 +147,4 @@ if report is not None:
     if report.imported and kind == "traces":
         st.caption("Next: draw a sample of the traces, on the Sample page.")
         st.page_link("pages/sample.py", label="Go to Sample")
-
-st.subheader("From a tracing server")
-st.caption(
-    "An Arize Phoenix project or an MLflow experiment, through the server's own client: only "
-    "traces not pulled before are fetched; each keeps the tool's trace and span ids, so the "
-    "Rates page can send the reviewers' verdicts back onto it."
-)
 connector_widgets.pull_section(ui.store(), user)

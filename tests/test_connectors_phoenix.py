@@ -212,3 +212,18 @@ def test_the_pages_pull_then_send_after_a_preview_leads_only(
     assert sorted(a["span_id"] for a in gold) == sorted(spans)
     auditor = run_app(User("audrey", "auditor"), "pages/rates.py")
     assert "Send to Phoenix or MLflow" not in [s.value for s in auditor.subheader]
+
+
+def test_the_pull_bench_runs_at_a_tiny_size_beside_its_baseline(phoenix_url):
+    """bench_connector_pull needs a Phoenix server, so the bench smoke test (no servers) leaves
+    it out; it runs here, at five traces, against this session's server."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ANNOTATE_BENCH_CONNECTOR": "5", "ANNOTATE_BENCH_PHOENIX_URL": phoenix_url}
+    done = subprocess.run([sys.executable, "-m", "tests.bench", "connector_pull"], env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "baseline, the tool's own export" in done.stdout and "ratio pull / export" in done.stdout
+    assert "5 calls of 5 traces pulled" in done.stdout

@@ -28,6 +28,12 @@ def server_fields(prefix: str) -> tuple[str, str, str]:
 
 def pull_section(store: Store, user: Any) -> None:
     """Import: a server's traces, new ones only, with progress and the report."""
+    st.subheader("From a tracing server")
+    st.caption(
+        "An Arize Phoenix project or an MLflow experiment, through the server's own client: only "
+        "traces not pulled before are fetched; each keeps the tool's trace and span ids, so the "
+        "Rates page can send the reviewers' verdicts back onto it."
+    )
     kind, url, name = server_fields("import")
     if not st.button("Pull new traces", key="import_server_run"):
         return
