@@ -8,6 +8,7 @@ from annotate.agreement.reliability import PAIR_STATS, STATISTICS, agreement, sa
 from annotate.errors import AnnotateError
 from annotate.report import charts
 from annotate.sampling.samples import list_samples
+from widgets import rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -31,6 +32,7 @@ scale = right.selectbox(
 result = ui.computed(agreement, None if sample == ALL else sample, level, scale)
 if not result["units"]:
     st.info(ui.fmt("No {} has labels from two or more reviewers yet.", level))
+    rating_stats.agreement_section(None if sample == ALL else sample)
     st.stop()
 st.caption(
     ui.fmt(
@@ -109,3 +111,4 @@ if user.is_lead:
             ui.show_error(exc)
 
 ui.chart(charts.over_time_chart, result["over_time"], key="agreement_over_time")
+rating_stats.agreement_section(None if sample == ALL else sample)

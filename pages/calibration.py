@@ -18,6 +18,7 @@ from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_levels, judge_names
 from annotate.store.samples import attribute_names
 from widgets import calibration as calibration_widgets
+from widgets import rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -30,6 +31,7 @@ st.title("Calibration of the judge")
 judges = ui.computed(judge_names)  # a scan of every verdict: once per change of the store
 if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
+    rating_stats.calibration_section(None)
     st.stop()
 ALL = "(every labelled trace)"
 LEVELS = ["claim", "response"]
@@ -66,6 +68,7 @@ if not report["n"]:
         )
     else:
         st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
+    rating_stats.calibration_section(scope)
     st.stop()
 verdict = report["readiness"]
 (st.success if verdict["ready"] else st.error)(ui.fmt("Overall: {}", verdict["verdict"]))
@@ -128,6 +131,8 @@ st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])
 found = report["disagreements"]
 if found:
     calibration_widgets.disagreements(store, found)
+
+rating_stats.calibration_section(scope)
 
 st.subheader("Settings")
 with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):

@@ -14,6 +14,7 @@ from annotate.sampling.samples import list_samples
 from annotate.store.samples import attribute_names
 from widgets import connectors as connector_widgets
 from widgets import rates as rates_widgets
+from widgets import rating_stats
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
@@ -84,6 +85,8 @@ else:
 
 st.subheader("The judge's scores")
 rates_widgets.score_summary(view["scores"])
+
+rating_stats.rates_section(sample)
 
 st.subheader("Label budget")
 rates_widgets.label_budget(store, inputs, user)

@@ -55,3 +55,64 @@ def test_ratings_follow_the_claims_of_a_trace_and_precede_the_judge(rating_store
         assert rows == [("relevance", 4, "alice"), ("coherence", 5, "alice")]
     finally:
         store.close()
+
+
+@pytest.fixture
+def ratings_only_store(tmp_path, monkeypatch):
+    """12 traces the judge `geval` rated, two reviewers rating relevance; no claim labels."""
+    import json
+
+    import numpy as np
+
+    from annotate.accounts.users import add_user
+    from annotate.ingest.importer import import_traces
+    from annotate.ratings.record import record_ratings
+    from annotate.sampling.allocation import SampleSpec
+    from annotate.sampling.samples import draw_sample
+
+    path = tmp_path / "ratings.duckdb"
+    store = open_store(path)
+    rng = np.random.default_rng(2)
+    truth = rng.integers(1, 6, 12)
+    rows = [
+        {
+            "trace_id": f"p-{i}",
+            "feature": "billing" if i % 2 else "hr",
+            "context": ["c"],
+            "response": f"answer {i}",
+            "judge": {"judge": "geval", "ratings": {"relevance": int(min(t + 1, 5))}},
+        }
+        for i, t in enumerate(truth)
+    ]
+    source = tmp_path / "p.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_traces(store, source)
+    draw_sample(store, SampleSpec(name="demo", n=12, by=("feature",), seed=1))
+    add_user(store, "lena", "lead", "correct horse battery")
+    for name in ("ann", "bob"):
+        add_user(store, name, "reviewer", "correct horse battery")
+    assign(store, "demo", ["ann", "bob"], per_trace=2, seed=1)
+    for name, shift in (("ann", 0), ("bob", 1)):
+        for i, t in enumerate(truth):
+            record_ratings(store, name, f"p-{i}", {"relevance": int(min(t + shift, 5))})
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(path))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("page", "first"),
+    [
+        ("pages/agreement.py", "krippendorff_alpha_ordinal"),
+        ("pages/calibration.py", "weighted_kappa_quadratic"),
+        ("pages/rates.py", "overall"),
+    ],
+)
+def test_each_statistics_page_shows_the_ratings(ratings_only_store, page, first):
+    app = run_app(User("lena", "lead"), page)
+    assert "Ratings on a scale" in _subheaders(app)
+    first_cells = [d.value.iloc[0, 0] for d in app.dataframe if len(d.value)]  # no frame keys
+    assert first in first_cells
+    # the claims' tables come first on each page; the ratings' is the last to start so
+    frame = [d.value for d in app.dataframe if len(d.value) and d.value.iloc[0, 0] == first][-1]
+    assert frame.iloc[0]["high"] > frame.iloc[0]["low"]  # an interval, not a bare number
