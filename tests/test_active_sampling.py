@@ -181,3 +181,33 @@ def test_the_cli_draws_tops_up_and_plans_with_the_active_figures(tmp_path, cli, 
     assert more.code == 0 and "active draw 2" in more.err, more.err
     planned = cli("plan-labels", "--sample", "a", "--width", "0.1")
     assert planned.code == 0 and "uniform PPI" in planned.out and "active" in planned.out
+
+
+def test_the_sample_page_plans_draws_and_tops_up_an_active_sample(tmp_path, monkeypatch):
+    from conftest import plain, run_app
+
+    from annotate.accounts.users import User
+
+    store = new_store(tmp_path)
+    store.close()
+    monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "active.duckdb"))
+    app = run_app(User("lena", "lead"), "pages/sample.py")
+    app.text_input(key="sample_name").input("page-active")
+    app.number_input(key="sample_n").set_value(40)
+    app.selectbox(key="sample_allocation").select("active")
+    app.selectbox(key="sample_judge").select(JUDGE)
+    app.button[0].click().run()  # the form's "Show the plan"
+    assert not app.exception, app.exception
+    planned = [plain(h.value) for h in app.subheader if plain(h.value).startswith("Plan:")]
+    app.button(key="sample_draw").click().run()
+    assert not app.exception, app.exception
+    drawn = plain(app.success[0].value)
+    assert drawn.startswith("Drew ") and planned == [f"Plan: {drawn.split()[1]} of 400 traces"]
+    app.button(key="sample_topup").click().run()  # "Draw more": its sequential top-up
+    assert not app.exception, app.exception
+    assert plain(app.success[0].value).startswith("Added ")
+    check = open_store(tmp_path / "active.duckdb")
+    try:
+        assert check.fetchall("SELECT draw FROM active_draws ORDER BY draw") == [(1,), (2,)]
+    finally:
+        check.close()

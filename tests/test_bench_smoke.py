@@ -28,8 +28,10 @@ TINY = {
     "ANNOTATE_BENCH_SCALE_CLAIMS": "200,400",
     "ANNOTATE_BENCH_CHECK": "3",
     "ANNOTATE_BENCH_CHECK_OFFLINE": "200",
+    "ANNOTATE_BENCH_ACTIVE_STUDIES": "5",
 }
 WITHOUT_BROWSER = [
+    "active_sampling",
     "calibration_report", "check", "import_memory", "import_release", "import_speed", "judge",
     "page_load", "rates",
     "sample_source", "sampling", "scaling",

@@ -144,9 +144,3 @@ def _method(inputs: RatesInput, level: str, judged: bool) -> str:
         f"{stats.METHOD} without the judge; {combined}; normal interval with Poisson sampling's "
         f"variance, at least that of {stats.PSEUDO_COUNT:g} pseudo-trace of each outcome"
     )
-
-
-def describe_draws(inputs: RatesInput) -> list[Mapping[str, Any]]:
-    """The draws as stored, for a report: draw, judge, basis, budget, floor weight."""
-    assert inputs.active is not None
-    return inputs.active.draws.to_dict("records")

@@ -22,8 +22,8 @@ import numpy as np
 
 METHOD = "active inference (Zrnic & Candès 2024, AIPW)"
 FLOORS = tuple(round(0.1 * k, 1) for k in range(2, 11))  # mixing weights the planner weighs
-PSEUDO_COUNT = 1.0  # pseudo-traces per kind of error, chosen by tests/test_active_coverage.py
-JUDGE_PSEUDO = 0.1  # pseudo-misses and false alarms (AIPW): the few-label floor, chosen alike
+PSEUDO_COUNT = 0.5  # pseudo-traces of each outcome (human rate): the few-label floor
+JUDGE_PSEUDO = 0.075  # pseudo-misses and false alarms (AIPW); both chosen by bench_active_sampling
 FLOOR_TOLERANCE = 1.02  # the largest floor whose predicted variance is within 2% of the least
 
 
