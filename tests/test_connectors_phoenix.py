@@ -18,6 +18,7 @@ from annotate.ingest.importer import import_traces
 from annotate.store import open_store
 from tests.connectors.fixtures import CALLS, PROJECT, RAG_PROJECT, ROUNDS, phoenix_url  # noqa: F401
 from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, span_of, stored
+from tests.connectors.servers import ROOT
 from tests.producers.traffic import KINDS
 
 
@@ -222,7 +223,7 @@ def test_the_pull_bench_runs_at_a_tiny_size_beside_its_baseline(phoenix_url):
     import sys
 
     env = {**os.environ, "ANNOTATE_BENCH_CONNECTOR": "5", "ANNOTATE_BENCH_PHOENIX_URL": phoenix_url}
-    done = subprocess.run([sys.executable, "-m", "tests.bench", "connector_pull"], env=env,
+    done = subprocess.run([sys.executable, "-m", "tests.bench", "connector_pull"], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "baseline, the tool's own export" in done.stdout and "ratio pull / export" in done.stdout
