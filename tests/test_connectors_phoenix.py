@@ -48,6 +48,7 @@ def test_pull_brings_every_call_with_context_and_judge_score_once(phoenix_url, t
     first = cli("import", "--from", "phoenix", phoenix_url, "--project", PROJECT, "--json", db=db)
     assert first.code == 0, first.err
     assert (first.json()["imported"], first.json()["errors"]) == (CALLS, [])
+    assert f"pulled {first.json()['pulled']} of {first.json()['pulled']} new traces" in first.err
     again = cli("import", "--from", "phoenix", phoenix_url, "--project", PROJECT, "--json", db=db)
     assert (again.json()["pulled"], again.json()["imported"]) == (0, 0)
     pulled = call_rows(db)
