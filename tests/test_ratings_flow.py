@@ -15,8 +15,8 @@ from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
 from annotate.labelling.assignment import assign
 from annotate.labelling.blind import JudgeSeenError
+from annotate.ratings.criteria import criteria_of
 from annotate.ratings.record import RatingError, my_ratings, record_ratings
-from annotate.rubrics.criteria import criteria_of
 from annotate.rubrics.versions import edit_rubric, get_rubric
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample

@@ -10,8 +10,8 @@ from statistics import fmean
 from typing import Any
 
 from annotate.ratings.agreement import Scores, scores_by_reviewer
-from annotate.rubrics.criteria import criteria_of, scale_of
-from annotate.rubrics.versions import get_rubric
+from annotate.ratings.criteria import scale_of
+from annotate.ratings.record import current_criteria
 from annotate.stats import coefficients as stats
 from annotate.stats.ordinal import difference_measure, on_scale, spearman_stat
 from annotate.store import Store
@@ -106,7 +106,7 @@ def rating_calibration(
     humans = human_means(scores_by_reviewer(sql.reviewer_ratings(store, criterion, sample)))
     judged = dict(sql.judge_scores(store, judge, criterion, sample))
     seen = [*humans.values(), *judged.values()]
-    span = span_of(criterion, criteria_of(get_rubric(store)), seen)
+    span = span_of(criterion, current_criteria(store)[1], seen)
     strata = evidence_sql.strata(store, sample)
     return {
         "judge": judge,

@@ -12,8 +12,8 @@ import numpy as np
 
 from annotate.ratings.agreement import scores_by_reviewer
 from annotate.ratings.calibration import human_means, span_of
-from annotate.rubrics.criteria import criteria_of, scale_of
-from annotate.rubrics.versions import get_rubric
+from annotate.ratings.criteria import scale_of
+from annotate.ratings.record import current_criteria
 from annotate.stats.intervals import resample_weights
 from annotate.stats.rates import weighted_ratio
 from annotate.store import Store
@@ -95,7 +95,7 @@ def rating_estimates(
     else:
         scores = {t: float(s) for t, s in sql.judge_scores(store, judge, criterion, sample)}
     design = sql.sample_weights(store, sample) if sample else {}
-    scale = _scale(criterion, criteria_of(get_rubric(store)), list(scores.values()))
+    scale = _scale(criterion, current_criteria(store)[1], list(scores.values()))
     method = (
         "design-weighted mean (weights 1/pi), BCa bootstrap of traces within strata"
         if sample

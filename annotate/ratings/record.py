@@ -4,19 +4,19 @@ criteria a rating is asked on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.accounts.users import is_active_account
 from annotate.errors import UsageError
 from annotate.labelling.blind import check_not_final, is_final
-from annotate.rubrics.criteria import criteria_of, find_criterion, scale_of
-from annotate.rubrics.versions import Rubric, get_rubric
+from annotate.ratings.criteria import criteria_extra, find_criterion, scale_of
 from annotate.store import Store
 from annotate.store import assignments as assignments_sql
 from annotate.store import ratings as sql
 from annotate.store import reveals as reveals_sql
+from annotate.store import rubrics as rubrics_sql
 
 ASK_KEY = "ask_ratings"
 
@@ -25,10 +25,12 @@ class RatingError(UsageError):
     """A rating cannot be stored as asked; nothing was stored and the message says why."""
 
 
-def current_criteria(store: Store) -> tuple[Rubric, list[dict[str, Any]]]:
-    """The current rubric version and the criteria its reviewers rate."""
-    rubric = get_rubric(store)
-    return rubric, criteria_of(rubric)
+def current_criteria(store: Store) -> tuple[int, list[dict[str, Any]]]:
+    """The current rubric version and the criteria its reviewers rate (read from the store:
+    rubrics/ sits above this package)."""
+    version = rubrics_sql.current_version(store)
+    row = rubrics_sql.rubric_row(store, version)
+    return version, criteria_extra(row["spec"] if row else {}).get("criteria", [])
 
 
 def check_score(criterion: Mapping[str, Any], score: Any) -> int | None:
@@ -52,11 +54,11 @@ def record_ratings(
 ) -> None:
     """Append one event per criterion rated (None: skipped); all or nothing."""
     who = as_actor(actor)
-    rubric, criteria = current_criteria(store)
+    version, criteria = current_criteria(store)
     rows = []
     for name, score in scores.items():
         checked = check_score(find_criterion(criteria, name), score)
-        rows.append(_event(trace_id, name, who.name, checked, rubric.version))
+        rows.append(_event(trace_id, name, who.name, checked, version))
     if not is_active_account(store, who.name):
         raise RatingError(f"the account {who.name!r} is not active; nothing was stored")
     if not assignments_sql.is_assigned(store, who.name, trace_id):

@@ -9,8 +9,8 @@ from typing import Any
 
 from annotate.accounts.activity import Actor
 from annotate.errors import InputError, slice_label
+from annotate.ratings.criteria import CRITERIA_KEYS
 from annotate.rubrics.card import card_status
-from annotate.rubrics.criteria import CRITERIA_KEYS
 from annotate.rubrics.render import card_markdown, cell
 from annotate.rubrics.rubric_file import FORMAT, MAX_BYTES, dump_document, read_document  # noqa: F401
 from annotate.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version

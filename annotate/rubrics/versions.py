@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
-from annotate.rubrics.criteria import CRITERIA_KEYS, criteria_extra
+from annotate.ratings.criteria import CRITERIA_KEYS, criteria_extra
 from annotate.rubrics.spec import (  # noqa: F401 - their home was here; callers import them here
     BASELINE_MODEL,
     GRANULARITIES,
