@@ -20,10 +20,12 @@ from test_rates_exports import forge
 
 from annotate.ingest.importer import import_traces
 from annotate.ingest.labels import import_labels
-from annotate.rates.active import draw_active_sample, top_up_active
+from annotate.rates.active import draw_active_sample, expected_errors, top_up_active
 from annotate.rates.bundle import build_bundle, verify_bundle
 from annotate.rates.estimate import rate_rows
+from annotate.rates.gate import run_gate
 from annotate.rates.inputs import load_inputs
+from annotate.rates.trend import trend
 from annotate.sampling.allocation import SampleError, SampleSpec
 from annotate.sampling.samples import top_up
 from annotate.store import Store, open_store
@@ -121,6 +123,34 @@ def test_the_rates_are_the_1_over_pi_estimators_of_the_stored_probabilities(draw
     assert found["judge_corrected"]["rate"] == pytest.approx(aipw, rel=1e-9)
     assert "Zrnic & Candès 2024" in found["judge_corrected"]["method"]
     assert found["judge_corrected"]["low"] < aipw < found["judge_corrected"]["high"]
+
+
+def test_the_gate_and_the_trend_read_the_active_weights(drawn):
+    store, _, _ = drawn
+    gated = run_gate(store, "act", 0.5, estimator="judge_corrected", judge=JUDGE, resamples=50)
+    assert gated.rows and all("Zrnic & Candès 2024" in r["method"] for r in gated.rows)
+    months = trend(load_inputs(store, "act", ("month",), JUDGE), "month", resamples=50)
+    human = [r for r in months["rows"] if r["estimator"] == "weighted_human"]
+    assert human and all("own 1/pi" in r["method"] for r in human)
+
+
+def test_the_uncertainty_comes_from_the_score_else_gold_else_two_judges():
+    """Per trace: a score in [0, 1] gives s(1 - s); a trace without one takes its cell's error
+    rate on gold; without gold in its cell, the disagreement of two judges."""
+    traces = pd.DataFrame({
+        "trace_id": ["a", "b", "c", "d", "e", "f"], "key": [("x",)] * 3 + [("y",)] * 3,
+        "score0": [0.5, 0.9, None, None, None, None], "nclaims": 0,
+        "jresp0": ["unsupported", "supported", "unsupported", "unsupported", "supported", "unsupported"],
+        "jresp1": ["unsupported", "supported", "unsupported", "supported", "supported", "unsupported"],
+        **{f"{c}{k}": 0 for c in ("jcu", "jcn") for k in (0, 1)},
+    })  # fmt: skip
+    gold = pd.Series({"a": 1.0, "b": 1.0, "c": 0.0})  # cell x/unsupported: 2 labels, 1 error
+    v, basis = expected_errors(traces, gold)
+    assert v[:2].tolist() == pytest.approx([0.25, 0.09])
+    assert basis == "score 2, gold 1, disagreement 3, none 0"
+    assert v[3:].tolist() == pytest.approx([0.25, 1 / 6 / 4, 1 / 6 / 4])  # d: 1 of 6 differ
+    pooled = (1 + 1) / (2 + 2)  # the unsupported outcome's errors, (1 + 1) / (2 + 2)
+    assert v[2] == pytest.approx((1 + 2 * pooled) / (2 + 2))
 
 
 def test_a_top_up_learns_from_the_gold_and_never_repeats_a_trace(drawn):

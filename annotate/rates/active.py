@@ -57,22 +57,39 @@ def _bands(score: np.ndarray) -> np.ndarray:
     return band
 
 
-def gold_error_variance(traces: pd.DataFrame, outcome: np.ndarray, gold: pd.Series) -> np.ndarray:
-    """Each trace's cell error rate on gold (NaN where its outcome has no gold): errors of the
-    judge's outcome (no outcome: 0) per stratum x outcome x score band, shrunk by PRIOR
-    pseudo-labels towards the outcome's overall rate."""
-    f = np.nan_to_num(outcome, nan=0.0)
-    y = traces["trace_id"].map(gold).to_numpy(float)
-    cells = pd.DataFrame({"key": traces["key"].astype(str), "judged": ~np.isnan(outcome), "f": f,
-                          "band": _bands(traces["score0"].to_numpy(float)), "error": np.abs(y - f)})  # fmt: skip
+def cell_error_rates(
+    errors: pd.DataFrame, table: pd.DataFrame, cell: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of `table`: its cell's error rate on `errors` (rows with `error` 0/1) and
+    how many labels it rests on. A cell is `cell` x whether the judge gave an outcome x the
+    outcome; its rate is shrunk by PRIOR pseudo-labels towards the outcome's overall rate,
+    itself (errors + 1) / (labels + 2). One rule for the top-ups' probabilities and the
+    planner's figures."""
     kinds = ["judged", "f"]
-    pooled = cells.groupby(kinds)["error"].agg(["sum", "count"])
-    overall = (pooled["sum"] + 1) / (pooled["count"] + 2)
-    per_cell = cells.groupby(["key", "band", *kinds])["error"].agg(["sum", "count"]).reset_index()
-    per_cell = per_cell.merge(overall.rename("pooled").reset_index(), on=kinds)
-    per_cell["rate"] = (per_cell["sum"] + PRIOR * per_cell["pooled"]) / (per_cell["count"] + PRIOR)
-    found = cells.merge(per_cell, on=["key", "band", *kinds], how="left")
-    return np.where(found["count"].to_numpy(float) > 0, found["rate"], np.nan)
+    pooled = errors.groupby(kinds)["error"].agg(["sum", "count"])
+    pooled = ((pooled["sum"] + 1) / (pooled["count"] + 2)).rename("pooled").reset_index()
+    cells = errors.groupby([*cell, *kinds])["error"].agg(["sum", "count"]).reset_index()
+    found = table.merge(pooled, on=kinds, how="left").merge(cells, on=[*cell, *kinds], how="left")
+    found = found.fillna({"sum": 0.0, "count": 0.0, "pooled": 0.5})
+    rates = (found["sum"] + PRIOR * found["pooled"]) / (found["count"] + PRIOR)
+    return rates.to_numpy(float), found["count"].to_numpy(float)
+
+
+def _cells(key: pd.Series, outcome: np.ndarray, **extra: Any) -> pd.DataFrame:
+    """Rows of (key, judged, f, extra...): a trace's stratum and its judge outcome."""
+    judged = ~np.isnan(outcome)
+    return pd.DataFrame({"key": key.astype(str).to_numpy(), "judged": judged,
+                         "f": np.nan_to_num(outcome, nan=0.0), **extra})  # fmt: skip
+
+
+def gold_error_variance(traces: pd.DataFrame, outcome: np.ndarray, gold: pd.Series) -> np.ndarray:
+    """Each trace's cell error rate on gold, cells stratum x outcome x score band (NaN where
+    its cell has no gold); the judge's error is |gold - outcome|, no outcome counting as 0."""
+    y = traces["trace_id"].map(gold).to_numpy(float)
+    table = _cells(traces["key"], outcome, band=_bands(traces["score0"].to_numpy(float)))
+    errors = table.assign(error=np.abs(y - table["f"].to_numpy()))
+    rates, counts = cell_error_rates(errors.dropna(subset=["error"]), table, ["key", "band"])
+    return np.where(counts > 0, rates, np.nan)
 
 
 def disagreement_variance(traces: pd.DataFrame) -> np.ndarray:
@@ -236,21 +253,10 @@ def describe_savings(needed: dict[str, Any], width: float) -> str:
 
 
 def _cell_rates(stratum: np.ndarray, outcome: np.ndarray, pairs: pd.DataFrame) -> np.ndarray:
-    f = np.nan_to_num(pairs["jr"].to_numpy(float), nan=0.0)
-    judged = ~pairs["jr"].isna().to_numpy()
-    errors = pd.DataFrame({"stratum": pairs["stratum"].astype(str), "judged": judged, "f": f,
-                           "error": np.abs(pairs["gold"].to_numpy(float) - f)})  # fmt: skip
-    table = pd.DataFrame({"stratum": stratum, "judged": ~np.isnan(outcome),
-                          "f": np.nan_to_num(outcome, nan=0.0)})  # fmt: skip
-    kinds = ["judged", "f"]
-    pooled = errors.groupby(kinds)["error"].agg(["sum", "count"])
-    pooled = ((pooled["sum"] + 1) / (pooled["count"] + 2)).rename("pooled").reset_index()
-    cells = errors.groupby(["stratum", *kinds])["error"].agg(["sum", "count"]).reset_index()
-    found = table.merge(pooled, on=kinds, how="left").merge(
-        cells, on=["stratum", *kinds], how="left"
-    )
-    found = found.fillna({"sum": 0.0, "count": 0.0, "pooled": 0.5})
-    return ((found["sum"] + PRIOR * found["pooled"]) / (found["count"] + PRIOR)).to_numpy(float)
+    """Each frame trace's cell error rate (stratum x outcome) on the gold pairs."""
+    errors = _cells(pairs["stratum"], pairs["jr"].to_numpy(float))
+    errors = errors.assign(error=np.abs(pairs["gold"].to_numpy(float) - errors["f"].to_numpy()))
+    return cell_error_rates(errors, _cells(pd.Series(stratum), outcome), ["key"])[0]
 
 
 def _human_variance(stratum: np.ndarray, gold: pd.DataFrame) -> np.ndarray:
