@@ -240,6 +240,11 @@ def _draw(args: argparse.Namespace, writer: Any) -> Plan:
 def _draw_active(args: argparse.Namespace, writer: Any) -> ActiveDraw:
     if not args.judge:
         raise SampleError("--allocation active follows a judge: give --judge NAME")
+    if args.source or args.from_counts:
+        raise SampleError(
+            "--allocation active needs every frame trace's judge verdicts in the store: import "
+            "the traces, then draw without --source / --from-counts"
+        )
     if args.budget is None and args.n is None:
         raise SampleError("give the labels to expect with --budget (or --n)")
     args.n = args.budget if args.budget is not None else args.n
