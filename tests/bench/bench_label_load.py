@@ -39,7 +39,9 @@ from tests.bench.label_pages import (
 )
 
 PRESS_TIMEOUT = 30.0  # s: a press no run has answered by then is silent (issue 36 saw 90 s)
-SETTLE = 3.0  # s: after the answering run, for the page to draw what it sent
+# s: after the answering run, for the page to draw what it sent (8 chromiums on two loaded
+# cores took over 3 s to draw a claim: a press the page had answered was then counted silent)
+SETTLE = PRESS_TIMEOUT
 KEYS = "12345"
 # The page's answer to a press, read when the answering run has finished: the next claim
 # (no element of the previous run left stale), or a message of the claim area.
