@@ -75,10 +75,12 @@ def run_pull(args: argparse.Namespace) -> int:
     if args.map or args.format:
         raise UsageError("--map and --format are for files; a server's traces come as its spans")
     from annotate.connectors.pull import pull
+    from annotate.ingest.call_context import parse_context_kinds
 
+    context = parse_context_kinds(args.context)
     server = server_of(args, args.path)
     with writer(args) as store:
-        report = pull(store, server, args.since, args.until, _progress, args.actor)
+        report = pull(store, server, args.since, args.until, _progress, args.actor, context=context)
     if args.json:
         emit(report.as_json())
     else:
@@ -161,6 +163,12 @@ def run_sample_from(args: argparse.Namespace, spec: Any) -> Any:
     """`annotate sample --from KIND URL`: the plan drawn (and stored, unless --plan-only)."""
     from annotate.connectors.sample import draw_from_server, plan_from_server
 
+    if args.where or args.source or args.from_counts or args.top_up is not None:
+        raise UsageError(
+            "--from draws a new sample from the server's trace list: --where, --source, "
+            "--from-counts and --top-up are for traces in the store or in files (use --since "
+            "and --until for the server's window)"
+        )
     server = server_of(args, "")
     if args.plan_only:
         return plan_from_server(server, spec, args.since, args.until)[0]
