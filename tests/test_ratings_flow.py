@@ -179,3 +179,23 @@ def test_a_rating_that_is_not_a_number_is_rejected_by_line_naming_the_field(fres
     (error,) = report.errors
     assert (error.line, error.field) == (2, "ratings.relevance")
     assert "must be a number" in error.message
+
+
+def test_the_bundle_carries_the_ratings_and_still_verifies(rated_store, tmp_path):
+    import zipfile
+
+    from annotate.rates.bundle import build_bundle, verify_bundle
+
+    store, a, b, judge = rated_store
+    path = tmp_path / "bundle.zip"
+    build_bundle(store, "s", path, resamples=200, actor="lena")
+    checked = verify_bundle(path)
+    assert checked["ok"], checked["problems"]
+    document = json.loads(zipfile.ZipFile(path).read("ratings.json"))
+    relevance = document["criteria"]["relevance"]
+    assert relevance["judges"]["geval"]["mean_bias"]["value"] == pytest.approx(
+        float(np.mean(judge - (a + b) / 2))
+    )
+    assert relevance["agreement"]["weighted_kappa_quadratic"][0]["value"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic")
+    )

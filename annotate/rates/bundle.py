@@ -36,6 +36,7 @@ from annotate.rates.bundle_zip import MANIFEST, READABLE, read_bundle
 from annotate.rates.estimate import rate_rows
 from annotate.rates.exports import neutralise, record_export, sha256
 from annotate.rates.inputs import load_inputs
+from annotate.ratings.document import ratings_document
 from annotate.sampling.samples import known_sample
 from annotate.store import Store, open_store
 from annotate.store import rates as sql
@@ -88,6 +89,7 @@ def _reports(
                 else None
             ),
         ),
+        ("ratings.json", lambda: ratings_document(store, sample, seed, resamples)),
     ):
         try:
             found[name] = make() or {"reason": "no judge verdicts in the store"}

@@ -20,7 +20,9 @@ from annotate.rates.exports import sha256
 
 MANIFEST = "manifest.json"
 MAX_MEMBER_BYTES = 2**30  # 1 GiB: far above a bundle of a million traces' frame
-READABLE = ("frame.json", "sample.csv", "agreement.json", "calibration.json", "rates.json")
+READABLE = (
+    "frame.json", "sample.csv", "agreement.json", "calibration.json", "rates.json", "ratings.json",
+)  # fmt: skip
 
 
 def _manifest(bundle: zipfile.ZipFile, path: str | Path) -> dict[str, Any]:

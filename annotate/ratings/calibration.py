@@ -10,8 +10,7 @@ from statistics import fmean
 from typing import Any
 
 from annotate.ratings.agreement import Scores, scores_by_reviewer
-from annotate.ratings.criteria import scale_of
-from annotate.ratings.record import current_criteria
+from annotate.ratings.record import criterion_scale
 from annotate.stats import coefficients as stats
 from annotate.stats.ordinal import difference_measure, on_scale, spearman_stat
 from annotate.store import Store
@@ -31,13 +30,12 @@ def human_means(scores: Scores) -> dict[str, float]:
     return {trace: fmean(values) for trace, values in sorted(by_trace.items())}
 
 
-def span_of(criterion: str, rubric_criteria: list[dict[str, Any]], seen: list[float]) -> float:
-    """The scale's span (highest - lowest score): the rubric's, else the scores seen."""
-    for item in rubric_criteria:
-        if item["name"] == criterion:
-            low, high = scale_of(item)
-            return float(high - low)
-    return float(max(seen) - min(seen)) if seen and max(seen) > min(seen) else 1.0
+def scale_or_seen(scale: tuple[int, int] | None, seen: list[float]) -> tuple[float, float]:
+    """The criterion's scale from the rubric, else the range of the scores seen (at least 1)."""
+    if scale is not None:
+        return float(scale[0]), float(scale[1])
+    low = min(seen) if seen else 1.0
+    return low, max(max(seen) if seen else low, low + 1.0)
 
 
 def judge_against_humans(
@@ -106,7 +104,8 @@ def rating_calibration(
     humans = human_means(scores_by_reviewer(sql.reviewer_ratings(store, criterion, sample)))
     judged = dict(sql.judge_scores(store, judge, criterion, sample))
     seen = [*humans.values(), *judged.values()]
-    span = span_of(criterion, current_criteria(store)[1], seen)
+    low, high = scale_or_seen(criterion_scale(store, criterion), seen)
+    span = high - low
     strata = evidence_sql.strata(store, sample)
     return {
         "judge": judge,

@@ -5,15 +5,14 @@ threshold (default 2: "warning" is under 3), overall and per feature, risk categ
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from annotate.ratings.agreement import scores_by_reviewer
-from annotate.ratings.calibration import human_means, span_of
-from annotate.ratings.criteria import scale_of
-from annotate.ratings.record import current_criteria
+from annotate.ratings.calibration import human_means, scale_or_seen
+from annotate.ratings.record import criterion_scale
 from annotate.stats.intervals import resample_weights
 from annotate.stats.rates import weighted_ratio
 from annotate.store import Store
@@ -95,7 +94,7 @@ def rating_estimates(
     else:
         scores = {t: float(s) for t, s in sql.judge_scores(store, judge, criterion, sample)}
     design = sql.sample_weights(store, sample) if sample else {}
-    scale = _scale(criterion, current_criteria(store)[1], list(scores.values()))
+    scale = scale_or_seen(criterion_scale(store, criterion), list(scores.values()))
     method = (
         "design-weighted mean (weights 1/pi), BCa bootstrap of traces within strata"
         if sample
@@ -118,11 +117,3 @@ def rating_estimates(
             repetitions,
         ),
     }
-
-
-def _scale(criterion: str, rubric_criteria: list[dict[str, Any]], seen: Sequence[float]):
-    for item in rubric_criteria:
-        if item["name"] == criterion:
-            return tuple(float(x) for x in scale_of(item))
-    low = min(seen) if seen else 1.0
-    return (low, low + span_of(criterion, [], list(seen)))

@@ -33,6 +33,16 @@ def current_criteria(store: Store) -> tuple[int, list[dict[str, Any]]]:
     return version, criteria_extra(row["spec"] if row else {}).get("criteria", [])
 
 
+def criterion_scale(store: Store, criterion: str) -> tuple[int, int] | None:
+    """(lowest, highest) score of `criterion` in the newest rubric version defining it (the
+    same in a bundle's tables as in the store it came from); None if no version does."""
+    for row in reversed(rubrics_sql.rubric_rows(store)):
+        for item in criteria_extra(row["spec"] or {}).get("criteria", []):
+            if item["name"] == criterion:
+                return scale_of(item)
+    return None
+
+
 def check_score(criterion: Mapping[str, Any], score: Any) -> int | None:
     """A whole score on the criterion's scale; None (skipped) only for an optional one."""
     low, high = scale_of(criterion)

@@ -196,6 +196,8 @@ BUNDLE_TABLES = (
     "judge_label_map",
     "sample_judge_counts",  # a source sample's undrawn frame traces (store.frame_verdicts)
     "active_draws",  # an active sample's draws: budgets and what they followed (store.active)
+    "rating_events",  # reviewers' ratings of the sample's responses (annotate.ratings)
+    "judge_ratings",
 )
 _TRACE_FIELDS = (
     "trace_id, import_id, source_line, content_hash, timestamp, feature, risk_category, model, "
@@ -247,6 +249,14 @@ def bundle_table(store: Store, table: str, sample: str) -> pa.Table:
             [sample],
         ),
         "active_draws": ("SELECT * FROM active_draws WHERE sample = ? ORDER BY draw", [sample]),
+        "rating_events": (
+            f"SELECT * FROM rating_events WHERE {in_sample} ORDER BY event_id",
+            [sample],
+        ),
+        "judge_ratings": (
+            f"SELECT * FROM judge_ratings WHERE {in_sample} ORDER BY ALL",
+            [sample],
+        ),
     }
     sql, params = queries[table]
     return store.fetch_arrow(sql, params)

@@ -119,17 +119,20 @@ def own_ratings(store: Store, trace_id: str, reviewer: str) -> dict[str, int | N
     return {criterion: score for criterion, score in rows}
 
 
-def rated_criteria(store: Store) -> list[str]:
-    """Every criterion some reviewer or judge rated."""
+def rated_criteria(store: Store, sample: str | None = None) -> list[str]:
+    """Every criterion some reviewer or judge rated (on the traces of `sample`)."""
+    join, params = _sample_join(sample)
     rows = store.fetchall(
-        "SELECT DISTINCT criterion FROM rating_events UNION "
-        "SELECT DISTINCT criterion FROM judge_ratings ORDER BY 1"
+        f"SELECT DISTINCT criterion FROM rating_events {join}UNION "
+        f"SELECT DISTINCT criterion FROM judge_ratings {join}ORDER BY 1",
+        params * 2,
     )
     return [row[0] for row in rows]
 
 
-def rating_judges(store: Store) -> list[str]:
-    rows = store.fetchall("SELECT DISTINCT judge FROM judge_ratings ORDER BY judge")
+def rating_judges(store: Store, sample: str | None = None) -> list[str]:
+    join, params = _sample_join(sample)
+    rows = store.fetchall(f"SELECT DISTINCT judge FROM judge_ratings {join}ORDER BY judge", params)
     return [row[0] for row in rows]
 
 
