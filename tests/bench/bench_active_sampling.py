@@ -86,7 +86,9 @@ def run() -> None:
             )
     figures = {m: labels_needed(count, m) for m in ("classical", "uniform_ppi", "active")}
     for method, (n, covered) in figures.items():
-        show(f"labels for ±{HALF_WIDTH:.0%}: {method:>11} {n:>5} (coverage {covered:.3f})")
+        show(
+            f"labels for ±{HALF_WIDTH * 100:g} points: {method:>11} {n:>5} (coverage {covered:.3f})"
+        )
     classical, ppi, act = (figures[m][0] for m in ("classical", "uniform_ppi", "active"))
     show(
         f"active needs {1 - act / classical:.0%} fewer labels than classical (baseline, goal "
