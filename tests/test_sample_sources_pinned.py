@@ -18,7 +18,7 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample, sample_trace_ids, top_up
 from annotate.sampling.sources import draw_from_source, make_source
 from annotate.store import open_store
-from annotate.store import sources as sql
+from annotate.store import source_frame as sql
 from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.samples import Filters
 

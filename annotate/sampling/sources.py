@@ -39,6 +39,7 @@ from annotate.sampling.samples import (
 )
 from annotate.store import Store, open_store
 from annotate.store import samples as sample_sql
+from annotate.store import source_frame as frame_sql
 from annotate.store import sources as sql
 from annotate.store.frame_verdicts import Signature, add_signatures
 
@@ -144,7 +145,7 @@ class SourceFrame:
         read once per SourceFrame (issue 38: four scans were 94% of a sample's time)."""
         if self.table is None:
             spec, source = self.spec, self.source
-            select, params = sql.frame_select(
+            select, params = frame_sql.frame_select(
                 source.path,
                 source.format,
                 self.columns,
@@ -154,7 +155,7 @@ class SourceFrame:
                 spec.seed,
             )
             name = f"source_frame_{next(_FRAMES)}"
-            sql.create_frame(self.store, name, select, params)
+            frame_sql.create_frame(self.store, name, select, params)
             self.table = name
         return self.table
 
@@ -162,17 +163,21 @@ class SourceFrame:
         """Drop the frame's table (a rolled-back transaction has dropped it already)."""
         if self.table is not None:
             with suppress(StoreError):
-                sql.drop_frame(self.store, self.table)
+                frame_sql.drop_frame(self.store, self.table)
             self.table = None
 
     def strata(
         self, outcomes: Sequence[tuple[str, str, str]]
     ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
-        cte = sql.frame_cte(self._table(), len(self.spec.by))
-        counts = sql.strata_counts(
-            self.store, cte, [], len(self.spec.by), outcomes, self.has_judge, self.judge_kind
-        )
-        total, judgeable = sql.totals(self.store, self._table())
+        table, width = self._table(), len(self.spec.by)
+        if frame_sql.is_flat(self.judge_kind):
+            counts = frame_sql.flat_counts(self.store, table, width, outcomes)
+        else:
+            cte = frame_sql.frame_cte(table, width)
+            counts = sql.strata_counts(
+                self.store, cte, [], width, outcomes, self.has_judge, self.judge_kind
+            )
+        total, judgeable = frame_sql.totals(self.store, table)
         frame_size = sum(population for _, population, _ in counts)
         if frame_size == 0:
             raise SampleError(
@@ -186,15 +191,17 @@ class SourceFrame:
         """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""
         if not self.has_judge:
             return []
-        width = len(self.spec.by)
-        cte = sql.frame_cte(self._table(), width)
+        table, width = self._table(), len(self.spec.by)
+        if frame_sql.is_flat(self.judge_kind):
+            return frame_sql.flat_signatures(self.store, table, width, self.judge_kind, drawn)
+        cte = frame_sql.frame_cte(table, width)
         return sql.undrawn_signatures(self.store, cte, [], width, self.judge_kind, drawn)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
         """The drawn (trace, key, rank) of `ranges`, hashing in full only the candidates."""
         width = len(self.spec.by)
         deepest = max((hi for _, _, hi in ranges), default=0)
-        cte, params = sql.candidates_cte(self._table(), width, deepest, self.spec.seed)
+        cte, params = frame_sql.candidates_cte(self._table(), width, deepest, self.spec.seed)
         return sql.draw_ranks(self.store, cte, params, width, ranges)
 
     def import_drawn(self, units: Sequence[tuple[str, Any, int]], who: Actor) -> int:

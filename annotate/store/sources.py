@@ -18,7 +18,6 @@ from annotate.store import Store, id_batch
 from annotate.store.frame_verdicts import merge_signatures, signatures
 from annotate.store.samples import (
     STRATUM_COLUMNS,
-    Filters,
     StratumKey,
     count_frame,
     rank_frame,
@@ -50,8 +49,6 @@ _JUDGEABLE = (
 _JUDGEABLE_STRINGS = (
     "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e, '')") + " FOR e IN {c}]), false)"
 )
-# The draw's hash "<seed>:<trace_id>" (store.samples.frame_cte), its first 16 hex digits
-_HASH_PREFIX = "CAST('0x' || left(sha256(CAST(? AS VARCHAR) || ':' || trace_id), 16) AS UBIGINT)"
 _JUDGEABLE_OBJECTS = (
     "coalesce(list_bool_or([" + _BLANK.format(x="coalesce(e.text, '')") + " FOR e IN {c}]), false)"
 )
@@ -107,120 +104,11 @@ def column_expr(columns: Collection[str], mapping: Mapping[str, str], field: str
     return ".".join(quote(part) for part in [head, *rest])
 
 
-def frame_select(
-    glob: str,
-    fmt: str,
-    columns: Mapping[str, str],
-    mapping: Mapping[str, str],
-    filters: Filters,
-    by: Sequence[str],
-    seed: int,
-) -> tuple[str, list[Any]]:
-    """The one pass over the files: a row per file row with `has_id`, `judgeable`,
-    `in_frame`, and for frame rows only their `trace_id`, stratum values s0.., `judge` and
-    `hk`, the first 64 bits of the draw's hash (the hash of every frame trace, once)."""
-
-    def field(name: str) -> str:
-        expr = column_expr(columns, mapping, name)
-        return expr if expr is not None else "NULL"
-
-    kind = columns.get(mapping.get("context", "context"))
-    picks = [
-        f"CAST({field('trace_id')} AS VARCHAR) AS trace_id",
-        f"{judgeable_expr(field('context'), kind)} AS judgeable",
-        f"{field('judge')} AS judge",
-        f"TRY_CAST({field('timestamp')} AS TIMESTAMP) AS _ts",
-        *(f"CAST({field(name)} AS VARCHAR) AS s{i}" for i, name in enumerate(by)),
-    ]
-    named = [*filters.columns.items(), *filters.attributes.items()]
-    picks += [f"CAST({field(name)} AS VARCHAR) AS f{i}" for i, (name, _) in enumerate(named)]
-    conds, params = _frame_conditions(filters, named)
-    frame = " AND ".join(conds)
-    kept = "".join(f", CASE WHEN in_frame THEN s{i} END AS s{i}" for i in range(len(by)))
-    sql = (  # the parameters in the text's order: the reader's glob, the filters', the seed
-        f"WITH picked AS (SELECT {', '.join(picks)} FROM {reader(fmt)}), "
-        f"flagged AS (SELECT *, coalesce({frame}, false) AS in_frame FROM picked) "
-        "SELECT CASE WHEN in_frame THEN trace_id END AS trace_id, trace_id IS NOT NULL AS has_id, "
-        f"judgeable AND trace_id IS NOT NULL AS judgeable, in_frame{kept}, "
-        f"CASE WHEN in_frame THEN judge END AS judge, CASE WHEN in_frame THEN {_HASH_PREFIX} END "
-        "AS hk FROM flagged"
-    )
-    return sql, [glob, *params, seed]
-
-
-def _frame_conditions(
-    filters: Filters, named: Sequence[tuple[str, Sequence[str]]]
-) -> tuple[list[str], list[Any]]:
-    """The frame rule over the picked columns (after the reader's glob, in the SQL's order)."""
-    conds = ["trace_id IS NOT NULL", "judgeable"]
-    conds.append("trace_id NOT IN (SELECT trace_id FROM canary_responses)")
-    params: list[Any] = []
-    if filters.since:
-        conds.append("_ts >= ?")
-        params.append(filters.since)
-    if filters.until:
-        conds.append("_ts < ?")
-        params.append(filters.until)
-    for index, (_, values) in enumerate(named):
-        conds.append(f"f{index} IN ({', '.join('?' for _ in values)})")
-        params.extend(values)
-    if filters.judge:
-        conds.append("list_has_any(json_extract_string(to_json(judge), '$[*].label'), ?)")
-        params.append(list(filters.judge))
-    return conds, params
-
-
-def create_frame(store: Store, table: str, select: str, params: Sequence[Any]) -> None:
-    """The frame of `frame_select` as the temporary table `table` (a name we chose): the files
-    are read once; counts, draw and signatures read the table (it spills past the limit)."""
-    store.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {select}", list(params))
-
-
-def drop_frame(store: Store, table: str) -> None:
-    store.execute(f"DROP TABLE IF EXISTS temp.{table}")
-
-
-def frame_cte(table: str, width: int) -> str:
-    """`frame(trace_id, s0.., judge)` over the temporary frame table."""
-    keys = "".join(f", s{i}" for i in range(width))
-    return f"frame AS (SELECT trace_id{keys}, judge FROM {table} WHERE in_frame)"
-
-
-def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str, list[Any]]:
-    """`frame(trace_id, s0.., h)` of the traces that may rank within `deepest` in their
-    stratum: its deepest + 1 smallest hash prefixes `hk` (one top-k pass), and where the
-    deepest-th and the next tie, every trace of that prefix or less. The prefix orders as the
-    hash does, so the (h, trace_id) order of these is the frame's; only they are hashed whole."""
-    keys = ", ".join(f"s{i}" for i in range(width))
-    same = " AND ".join(f"p.s{i} IS NOT DISTINCT FROM t.s{i}" for i in range(width))
-    depth = int(deepest)
-    cte = (
-        f"pool AS (SELECT trace_id, {keys}, hk FROM {table} WHERE in_frame), "
-        f"lowest AS (SELECT {keys}, min_by(trace_id, hk, {depth + 1}) AS ids, "
-        f"list_sort(min(hk, {depth + 1})) AS hks FROM pool GROUP BY ALL), "
-        f"picked AS (SELECT unnest(ids) AS trace_id, {keys} FROM lowest UNION "
-        f"SELECT p.trace_id, {', '.join(f'p.s{i}' for i in range(width))} FROM pool p JOIN lowest t "
-        f"ON {same} WHERE len(t.hks) > {depth} AND t.hks[{depth}] = t.hks[{depth + 1}] "
-        f"AND p.hk <= t.hks[{depth}]), "
-        f"frame AS (SELECT trace_id, {keys}, sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h "
-        "FROM picked)"
-    )
-    return cte, [seed]
-
-
 def known_fields(
     columns: Collection[str], mapping: Mapping[str, str], names: Sequence[str]
 ) -> list[str]:
     """The names (stratum columns, attributes) the source has no column for."""
     return [name for name in names if column_expr(columns, mapping, name) is None]
-
-
-def totals(store: Store, table: str) -> tuple[int, int]:
-    """(rows with a trace id, judgeable rows) in the source's frame table."""
-    row = store.fetchone(
-        f"SELECT count(*) FILTER (WHERE has_id), count(*) FILTER (WHERE judgeable) FROM {table}"
-    )
-    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 _STRUCT_VERDICTS = (
