@@ -211,6 +211,14 @@ def test_the_cli_draws_tops_up_and_plans_with_the_active_figures(tmp_path, cli, 
     assert more.code == 0 and "active draw 2" in more.err, more.err
     planned = cli("plan-labels", "--sample", "a", "--width", "0.1")
     assert planned.code == 0 and "uniform PPI" in planned.out and "active" in planned.out
+    grown = cli("plan-labels", "--sample", "a", "--width", "0.1", "--top-up", "--json")
+    assert grown.code == 0, grown.err
+    assert json.loads(grown.out)["top_up"]["added"] > 0  # drawn actively: its draw 3
+    check = open_store(db_path)
+    try:
+        assert check.scalar("SELECT max(draw) FROM active_draws WHERE sample = 'a'") == 3
+    finally:
+        check.close()
 
 
 def test_the_sample_page_plans_draws_and_tops_up_an_active_sample(tmp_path, monkeypatch):
