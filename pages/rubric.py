@@ -4,28 +4,15 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.errors import AnnotateError, counted
 from annotate.llm import has_api_key
 from annotate.rubrics.card import card_status
-from annotate.rubrics.compare import COMPARE_PARTS, compare_versions, comparison_rows
 from annotate.rubrics.exchange import export_markdown, export_yaml
-from annotate.rubrics.loop import calibrated_marks, compare, rubric_judges
+from annotate.rubrics.loop import calibrated_marks
 from annotate.rubrics.render import card_markdown
 from annotate.rubrics.versions import current_version, get_rubric, list_rubrics
 from annotate.sampling.samples import list_samples
-from annotate.spend import judge_runs_spend
 from widgets import rubric as rubric_widgets
-
-
-def show_versions(versions: list[dict]) -> None:
-    """Each judge's card statistics on the compared claims, with their own intervals."""
-    rows = [
-        {"judge": row["judge"], **ui.stat_row(name, row[name])}
-        for row in versions
-        for name in ("cohen_kappa", "sensitivity", "specificity")
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="rubric_compare_table")
-
+from widgets import rubric_compare as compare_widgets
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
@@ -107,11 +94,7 @@ ui.download_button(
 )
 
 st.subheader("Judge runs and their spend")
-runs = judge_runs_spend(store, version)
-if runs:
-    st.dataframe(pd.DataFrame(runs), hide_index=True, key="rubric_runs_spend")
-else:
-    st.caption(ui.fmt("No judge run of v{} yet.", version))
+compare_widgets.runs_spend(store, version)
 
 if is_lead:
     st.subheader("Run the judge")
@@ -129,39 +112,4 @@ else:
     st.caption("Auditors read rubrics and cards; only a lead edits or runs the judge.")
 
 st.subheader("Versions side by side")
-
-
-judges = rubric_judges(store)
-chosen = st.multiselect("Judges (rubric version : model)", judges, key="rubric_compare")
-sample = st.selectbox("On the claims of", samples, key="rubric_compare_sample")
-part = st.selectbox("Part", COMPARE_PARTS, key="rubric_compare_part")
-if len(chosen) == 2 and sample:
-    try:
-        result = compare_versions(store, chosen[0], chosen[1], sample, part)
-    except AnnotateError as exc:
-        ui.show_error(exc)
-        st.stop()
-    st.caption(
-        ui.fmt("A {} vs B {}: {} with gold, judged by both", result["a"], result["b"],
-               counted(result["claims"], "claim"))
-    )  # fmt: skip
-    show_versions(result["versions"])
-    st.dataframe(
-        pd.DataFrame(comparison_rows(result)), hide_index=True, key="rubric_compare_paired"
-    )
-    test = result["difference"]["mcnemar"]
-    st.caption(
-        ui.fmt("McNemar (exact): {} right to wrong, {} wrong to right, p = {}",
-               test["right_to_wrong"], test["wrong_to_right"], f"{test['p']:.4g}")
-    )  # fmt: skip
-    if result["flips"]:
-        st.caption(ui.fmt("{} flipped", counted(len(result["flips"]), "claim")))
-        st.dataframe(pd.DataFrame(result["flips"]), hide_index=True, key="rubric_flips")
-elif len(chosen) > 2 and sample:
-    try:
-        result = compare(store, chosen, sample)
-    except AnnotateError as exc:
-        ui.show_error(exc)
-        st.stop()
-    st.caption(ui.fmt("{} held-out claims judged by every one", result["claims"]))
-    show_versions(result["judges"])
+compare_widgets.side_by_side(store, samples)

@@ -19,7 +19,7 @@ from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.claims.sentences import ClaimSpan, split_sentences  # noqa: F401 - imported from here
 from annotate.errors import UsageError
 from annotate.sampling.samples import known_sample_traces, sample_trace_ids
-from annotate.spend import last_call_id, spend_after
+from annotate.spend.pricing import last_call_id, spend_after
 from annotate.store import Store
 from annotate.store import claims as sql
 

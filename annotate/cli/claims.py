@@ -14,7 +14,7 @@ from typing import Any
 from annotate.claims.extraction import EXTRACTORS, MAX_CLAIMS, create_claims
 from annotate.cli.console import shown
 from annotate.errors import UsageError, counted
-from annotate.spend import spend_text
+from annotate.spend.pricing import spend_text
 
 PRINTED_ERRORS = 20
 LISTED = ("trace_id", "claim_index", "start_offset", "end_offset", "version", "text")

@@ -22,7 +22,7 @@ from annotate.rubrics.versions import (
     list_rubrics,
     make_current,
 )
-from annotate.spend import spend_text
+from annotate.spend.pricing import spend_text
 
 EXIT_FAILED_CALLS = 1
 EXIT_NOT_READY = 1  # an outcome, like a failed gate: the card is printed, nothing is marked

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from annotate.cli.console import shown
-from annotate.spend import spend_report, spend_text
+from annotate.spend.pricing import spend_report, spend_text
 
 PURPOSES = {  # how people name what a call was for
     "judge": "judge",

@@ -189,14 +189,14 @@ def compare_versions(
     paired = paired_statistics(*pairs, seed, repetitions, strata)
     return {
         "sample": sample, "part": part, "a": first, "b": second, "claims": len(units),
-        "versions": [_version(store, j, sample, set(units), seed, repetitions) for j in (first, second)],
+        "versions": [version_statistics(store, j, sample, set(units), seed, repetitions) for j in (first, second)],
         "difference": paired, "slices": _slices(pairs, by, seed, repetitions, strata),
-        "flips": _flips(units, outcomes, first, second, gold, evidence.texts),
+        "flips": flips_of(units, outcomes, first, second, gold, evidence.texts),
         "gate": gate(paired, margin),
     }  # fmt: skip
 
 
-def _version(
+def version_statistics(
     store: Store, judge: str, sample: str, units: set, seed: int, repetitions: int
 ) -> dict[str, Any]:
     """One judge's statistics on the compared claims, as its card computes them."""
@@ -231,7 +231,7 @@ def _slices(
     return rows
 
 
-def _flips(
+def flips_of(
     units: Sequence, outcomes: Mapping, first: str, second: str, gold: Mapping, texts: Mapping
 ) -> list[dict[str, Any]]:
     found = []

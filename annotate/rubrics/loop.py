@@ -12,17 +12,15 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import UsageError
 from annotate.labelling.evidence import judge_labels, load_evidence
 from annotate.rubrics.card import (
-    CARD_STATISTICS,
     REPETITIONS,
     build_card,
     judge_calibration,
     ready_slices,
     rubric_judge,
-    scored_units,
 )
 from annotate.rubrics.prompt import context_text
 from annotate.rubrics.split import HELD_OUT, TUNING
-from annotate.stats.gold import UNSUPPORTED, claim_gold
+from annotate.stats.gold import claim_gold
 from annotate.store import Store
 from annotate.store import judge_runs as run_sql
 from annotate.store import rubrics as sql
@@ -45,43 +43,16 @@ def compare(
     part: str = HELD_OUT,
     repetitions: int = REPETITIONS,
 ) -> dict[str, Any]:
-    """Each judge's statistics on the claims every one of them judged, and the flips."""
-    gold = {u: g.binary for u, g in claim_gold(load_evidence(store, sample)).items()}
-    outcomes = {j: _outcomes(store, j, sample) for j in judges}
-    common = set.intersection(*(scored_units(store, j, sample, part) for j in judges))
-    for found in outcomes.values():
-        common &= {u for u, o in found.items() if o != "abstained"}
-    common = {u for u in common if gold.get(u) in ("supported", UNSUPPORTED)}
-    rows = []
-    for judge in judges:
-        document = _calibration_on(store, judge, sample, common, repetitions)
-        rows.append(
-            {"judge": judge, "n": document["n"], **{n: document[n] for n in CARD_STATISTICS}}
-        )
-    flips = _flips(outcomes, judges, common, gold) if len(judges) == 2 else []
-    return {"sample": sample, "part": part, "claims": len(common), "judges": rows, "flips": flips}
+    """Each judge's statistics on the claims every one of them judged (the same claims as
+    `compare_versions`, which adds the paired differences for two), and for two the flips."""
+    from annotate.rubrics.compare import common_units, flips_of, version_statistics
 
-
-def _calibration_on(
-    store: Store, judge: str, sample: str, units: set, repetitions: int
-) -> dict[str, Any]:
-    from annotate.agreement.calibration import calibration
-
-    return calibration(store, judge, sample, "claim", (), 0, repetitions, units=units)
-
-
-def _flips(outcomes: dict, judges: Sequence[str], common: set, gold: dict) -> list[dict[str, Any]]:
-    before, after = judges
-    found = []
-    for unit in sorted(common):
-        was, now = outcomes[before][unit] == gold[unit], outcomes[after][unit] == gold[unit]
-        if was != now:
-            found.append({
-                "trace_id": unit[0], "claim_index": unit[1], "gold": gold[unit],
-                before: outcomes[before][unit], after: outcomes[after][unit],
-                "flip": "right to wrong" if was else "wrong to right",
-            })  # fmt: skip
-    return found
+    evidence = load_evidence(store, sample)
+    gold = {u: g.binary for u, g in claim_gold(evidence).items()}
+    units, outcomes = common_units(store, judges, sample, part, evidence, gold)
+    rows = [version_statistics(store, j, sample, set(units), 0, repetitions) for j in judges]
+    flips = flips_of(units, outcomes, *judges, gold, evidence.texts) if len(judges) == 2 else []
+    return {"sample": sample, "part": part, "claims": len(units), "judges": rows, "flips": flips}
 
 
 def few_shot_candidates(

@@ -17,7 +17,7 @@ from annotate.errors import UsageError
 from annotate.rubrics.card import rubric_judge
 from annotate.rubrics.loop import disagreements_on_tuning, few_shot_candidates
 from annotate.rubrics.versions import Rubric, get_rubric, save_version
-from annotate.spend import last_call_id, spend_after
+from annotate.spend.pricing import last_call_id, spend_after
 from annotate.store import Store
 
 PROMPT_VERSION = "revision-v2"  # v2: escaped, NFKC and look-alike tag spellings defused

@@ -21,7 +21,7 @@ from annotate.rubrics.baseline import baseline_verdict
 from annotate.rubrics.outcomes import resumed, run_outcome, unfinished_run  # noqa: F401 - pages import them here
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
 from annotate.sampling.samples import known_sample_traces
-from annotate.spend import judge_run_spend
+from annotate.spend.pricing import judge_run_spend
 from annotate.store import Store
 from annotate.store import judge_labels as label_sql
 from annotate.store import judge_runs as sql

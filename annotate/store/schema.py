@@ -19,8 +19,7 @@ from annotate.store.schema_review import (
     LOGIN_TRIES,
     QUESTIONS,
 )
-from annotate.store.schema_rubrics import rubrics_migration
-from annotate.store.schema_spend import LLM_CALL_SCOPE
+from annotate.store.schema_rubrics import LLM_CALL_SCOPE, rubrics_migration
 
 DEFAULT_RUBRIC_LABELS = [
     {

@@ -1,5 +1,7 @@
 """Migration 0007_rubrics: rubric versions' content, our judge's runs, verdict details,
-failures, batch items, the held-out split and calibrated marks. Read by schema.py only."""
+failures, batch items, the held-out split and calibrated marks; and 0023_llm_call_scope: the
+sample and rubric version each LLM call was for (its spend is totalled by them; judge calls
+made before it get theirs from their run). Read by schema.py only."""
 
 from __future__ import annotations
 
@@ -103,3 +105,19 @@ CREATE INDEX verdicts_judge ON judge_verdicts (judge);
 def rubrics_migration(error_types: tuple[str, ...]) -> str:
     """0007_rubrics: the judge's tables, and version 1 extended with a judge's settings."""
     return _TABLES + _default_rubric_spec(error_types)
+
+
+LLM_CALL_SCOPE = """
+ALTER TABLE llm_calls ADD COLUMN sample VARCHAR;          -- the sample the call worked on
+ALTER TABLE llm_calls ADD COLUMN rubric_version INTEGER;  -- the judge's version, or the revised one
+UPDATE llm_calls SET sample = runs.sample, rubric_version = runs.rubric_version
+FROM (
+    SELECT DISTINCT calls.id, r.sample, r.rubric_version
+    FROM (
+        SELECT llm_call_id AS id, run_id FROM judge_verdicts WHERE llm_call_id IS NOT NULL
+        UNION
+        SELECT llm_call_id AS id, run_id FROM judge_failures WHERE llm_call_id IS NOT NULL
+    ) calls JOIN judge_runs r ON r.id = calls.run_id
+) runs
+WHERE llm_calls.id = runs.id;
+"""
