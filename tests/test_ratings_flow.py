@@ -199,3 +199,18 @@ def test_the_bundle_carries_the_ratings_and_still_verifies(rated_store, tmp_path
     assert relevance["agreement"]["weighted_kappa_quadratic"][0]["value"] == pytest.approx(
         cohen_kappa_score(a, b, weights="quadratic")
     )
+
+
+def test_the_report_shows_each_rated_criterion(rated_store):
+    from annotate.ratings.document import ratings_document
+    from annotate.report.ratings import ratings_blocks
+    from annotate.report.render import render_markdown
+
+    store, a, b, judge = rated_store
+    document = ratings_document(store, "s", seed=0, repetitions=200)
+    text = render_markdown("Report", ratings_blocks(document))
+    assert "## Ratings on a scale" in text and "### Ratings: relevance" in text
+    bias = document["criteria"]["relevance"]["judges"]["geval"]["mean_bias"]["value"]
+    assert bias == pytest.approx(float(np.mean(judge - (a + b) / 2)))
+    assert "geval against the reviewers' mean" in text
+    assert ratings_blocks({"criteria": {}}) == []  # no rating: the report is unchanged

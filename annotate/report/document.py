@@ -19,6 +19,8 @@ from annotate.agreement.calibration import JUDGE_STATISTICS
 from annotate.agreement.reliability import PAIR_STATS, agreement
 from annotate.agreement.reliability import STATISTICS as AGREEMENT_STATISTICS
 from annotate.errors import counted
+from annotate.ratings.document import ratings_document
+from annotate.report.ratings import ratings_blocks
 from annotate.report.render import (
     Block,
     Heading,
@@ -63,6 +65,7 @@ def build_report(
         "resamples": repetitions,
         "calibration": dict(calibration),
         "agreement": reviewers,
+        "ratings": ratings_document(store, calibration["sample"], seed, repetitions),
     }
 
 
@@ -260,6 +263,7 @@ def report_blocks(document: Mapping[str, Any]) -> list[Block]:
         *_judge_blocks(calibration),
         *_slice_blocks(calibration),
         *_agreement_blocks(document["agreement"]),
+        *ratings_blocks(document.get("ratings")),
         *_disagreement_blocks(calibration),
     ]
 
