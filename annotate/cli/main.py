@@ -117,6 +117,7 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "spend": ("add_spend_commands", ("spend",)),
     "check": ("add_check_commands", ("check",)),
     "connectors": ("add_connector_commands", ("export-feedback",)),
+    "ratings": ("add_ratings_commands", ("judge-ratings",)),
 }
 
 

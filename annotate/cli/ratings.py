@@ -96,3 +96,31 @@ def run_rating_rates(args: argparse.Namespace, writer: Any, emit: Any) -> int:
         below = "-" if share["value"] is None else f"{share['value']:.1%}"
         print(f"{label[:30]:30} {mean['units']:>5} {value:>6} {span:>16} {below:>7}")
     return 0
+
+
+def add_ratings_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
+    command = commands.add_parser(
+        "judge-ratings",
+        help="our judge rates the sample's responses on the rubric's criteria (one call each)",
+    )
+    command.add_argument("--sample", required=True, help="the sample whose responses are rated")
+    command.add_argument(
+        "--version", type=int, help="the rubric version (default: the current one)"
+    )
+    common(command)
+    command.set_defaults(run=lambda args: run_judge_ratings(args, writer, emit))
+
+
+def run_judge_ratings(args: argparse.Namespace, writer: Any, emit: Any) -> int:
+    from annotate.rubrics.rating_judge import rate_responses
+
+    with writer(args) as store:
+        found = rate_responses(store, args.sample, args.version, args.actor)
+    if args.json:
+        emit(found)
+        return 0
+    print(
+        f"{found['judge']}: rated {found['rated']} responses of {found['sample']}, "
+        f"{found['failed']} calls failed (recorded), {found['skipped']} rated before"
+    )
+    return 1 if found["failed"] else 0
