@@ -8,7 +8,7 @@ that no run answers within PRESS_TIMEOUT, or whose run leaves the same claim and
 is silent. The presses are then checked against the store's label events: a press that moved
 the page on (or was told "Stored") without its event is lost, a second event on one claim of
 one reviewer is duplicated. Baseline, same run: the bare Streamlit counter app under the same
-reviewers and presses, where a press is silent if the count does not move.
+reviewers (60 presses each), where a press is silent if the count does not move.
 
 Sized by ANNOTATE_BENCH_SMALL (traces in the store, default 100,000),
 ANNOTATE_BENCH_LOAD_REVIEWERS (default 8) and ANNOTATE_BENCH_LOAD_PRESSES (default 250).
