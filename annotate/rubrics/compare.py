@@ -186,7 +186,7 @@ def compare_versions(
     values = settings_sql.slice_values(store, sorted({t for t, _ in units}), by)
     strata = evidence_sql.strata(store, sample)
     pairs = [_pairs(units, outcomes[j], gold, values) for j in (first, second)]
-    paired = paired_statistics(*pairs, seed, repetitions, strata)
+    paired = paired_statistics(pairs[0], pairs[1], seed, repetitions, strata)
     return {
         "sample": sample, "part": part, "a": first, "b": second, "claims": len(units),
         "versions": [version_statistics(store, j, sample, set(units), seed, repetitions) for j in (first, second)],

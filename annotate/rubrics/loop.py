@@ -51,7 +51,9 @@ def compare(
     gold = {u: g.binary for u, g in claim_gold(evidence).items()}
     units, outcomes = common_units(store, judges, sample, part, evidence, gold)
     rows = [version_statistics(store, j, sample, set(units), 0, repetitions) for j in judges]
-    flips = flips_of(units, outcomes, *judges, gold, evidence.texts) if len(judges) == 2 else []
+    flips = []
+    if len(judges) == 2:
+        flips = flips_of(units, outcomes, judges[0], judges[1], gold, evidence.texts)
     return {"sample": sample, "part": part, "claims": len(units), "judges": rows, "flips": flips}
 
 

@@ -55,13 +55,11 @@ def tokens_by_scope(
 ) -> list[dict[str, Any]]:
     """Every call grouped by sample (its own, else its trace's samples), rubric version and
     purpose. A trace in two samples counts its extraction call under each."""
-    where, params = (
-        (
-            "LEFT JOIN (SELECT DISTINCT sample AS unit_sample, trace_id FROM sample_units) u "
-            "ON c.sample IS NULL AND u.trace_id = c.trace_id WHERE TRUE"
-        ),
-        [],
+    where = (
+        "LEFT JOIN (SELECT DISTINCT sample AS unit_sample, trace_id FROM sample_units) u "
+        "ON c.sample IS NULL AND u.trace_id = c.trace_id WHERE TRUE"
     )
+    params: list[Any] = []
     if sample is not None:
         where += " AND coalesce(c.sample, u.unit_sample) = ?"
         params.append(sample)
