@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from annotate.connectors.pull import pull
 from annotate.connectors.server import Listed
 
@@ -77,3 +79,17 @@ def test_a_rerun_fetches_nothing_pulled_before_and_a_new_trace_alone(fresh_store
     server.traces[fresh] = call(fresh, "Five business days.")
     third = pull(fresh_store, server)
     assert (third.pulled, third.imported, server.fetched) == (1, 1, [fresh])
+
+
+def test_an_unreachable_server_is_named_with_what_to_check(cli, tmp_path):
+    pytest.importorskip("phoenix.client", reason="the phoenix extra: pip install -e '.[phoenix]'")
+    from tests.connectors.servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    done = cli("import", "--from", "phoenix", url, "--project", "p", db=tmp_path / "new.duckdb")
+    assert done.code == 1
+    assert done.err.startswith(
+        f"error: phoenix {url} project p: listing its traces failed (ConnectError"
+    )
+    assert "check the address, the project or experiment name" in done.err
+    assert not (tmp_path / "new.duckdb").exists()  # a failed first pull leaves no store

@@ -50,6 +50,11 @@ def add_server_options(command: argparse.ArgumentParser, verb: str, with_url: bo
         )
     command.add_argument("--project", help="the Phoenix project (with --from phoenix)")
     command.add_argument("--experiment", help="the MLflow experiment (with --from mlflow)")
+    command.add_argument(
+        "--server-filter",
+        metavar="FILTER",
+        help="MLflow: its own search_traces filter, ANDed with the window, e.g. \"tags.env = 'prod'\"",
+    )
     command.add_argument("--since", type=moment, help="traces started at or after this time")
     command.add_argument("--until", type=moment, help="traces started before this time")
 
@@ -68,7 +73,7 @@ def server_of(args: argparse.Namespace, url: str) -> Any:
                          f"{'--project' if args.server == 'phoenix' else '--experiment'}")  # fmt: skip
     from annotate.connectors.server import connect  # a server's client loads only when used
 
-    return connect(args.server, url, name or "")
+    return connect(args.server, url, name or "", getattr(args, "server_filter", None))
 
 
 def run_pull(args: argparse.Namespace) -> int:

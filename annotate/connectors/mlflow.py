@@ -26,7 +26,14 @@ class MlflowServer:
     kind = "mlflow"
     fmt = "mlflow"
 
-    def __init__(self, uri: str, experiment: str, clients: tuple[Any, Any] | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        experiment: str,
+        clients: tuple[Any, Any] | None = None,
+        where: str | None = None,
+    ) -> None:
+        self.where = where
         if not experiment:
             raise UsageError("name the MLflow experiment: --experiment NAME")
         self.uri, self.experiment = uri.rstrip("/"), experiment
@@ -52,7 +59,7 @@ class MlflowServer:
         while True:
             page = self.tracing.search_traces(
                 experiment_ids=[self.experiment_id],
-                filter_string=_time_filter(since, until),
+                filter_string=_time_filter(since, until, self.where),
                 max_results=PAGE,
                 order_by=["timestamp_ms ASC"],
                 page_token=token,
@@ -119,8 +126,10 @@ def _is_ours(assessment: dict[str, Any]) -> bool:
     return str(assessment.get("assessment_name") or "").startswith(OURS)
 
 
-def _time_filter(since: datetime | None, until: datetime | None) -> str | None:
-    parts = []
+def _time_filter(
+    since: datetime | None, until: datetime | None, where: str | None = None
+) -> str | None:
+    parts = [where] if where else []
     if since is not None:
         parts.append(f"timestamp_ms >= {int(since.timestamp() * 1000)}")
     if until is not None:

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from annotate.accounts.activity import Actor
-from annotate.connectors.server import Listed, Server
+from annotate.connectors.server import Listed, Server, talking_to
 from annotate.errors import InputError
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.importer import ImportReport, import_traces
@@ -77,7 +77,8 @@ def pull(
 ) -> PullReport:
     """Pull the server's traces started in [since, until) that this store does not hold yet."""
     report = PullReport(server.source)
-    listed = list(server.list_traces(since, until))
+    with talking_to(server.source, "listing its traces"):
+        listed = list(server.list_traces(since, until))
     report.listed = len(listed)
     fresh = new_traces(store, server.source, listed)
     report.known = report.listed - len(fresh)
@@ -107,7 +108,8 @@ def pull_page(
     context: frozenset[str] = ALL_CONTEXT,
 ) -> ImportReport | None:
     """Fetch and import one page of traces, then record them as pulled."""
-    rows = server.page_rows(page)
+    with talking_to(server.source, "fetching traces"):
+        rows = server.page_rows(page)
     found = import_rows(store, server, rows, actor, context)
     import_id = found.import_id if found else None
     with store.transaction():

@@ -17,7 +17,7 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.connectors.feedback import CARD, Verdict, calibration_card, sample_verdicts
-from annotate.connectors.server import Feedback, Server
+from annotate.connectors.server import Feedback, Server, talking_to
 from annotate.sampling.samples import known_sample
 from annotate.store import Store
 from annotate.store import connectors as sql
@@ -85,13 +85,15 @@ def push(
     sent = sql.sent_digests(store, server.source)
     for feedback in plan.to_send:
         remote = sent.get((feedback.tool_id, feedback.name), ("", None))[1]
-        remote = server.send(feedback, remote) or remote
+        with talking_to(server.source, f"writing {feedback.name} on trace {feedback.tool_id}"):
+            remote = server.send(feedback, remote) or remote
         with store.transaction():  # each one remembered as soon as the server has it
             sql.record_sent(
                 store, server.source, feedback.tool_id, feedback.name, digest(feedback), remote
             )
     if plan.card is not None and plan.card_changed:
-        server.set_card(sample, plan.card[0])
+        with talking_to(server.source, "writing the calibration card"):
+            server.set_card(sample, plan.card[0])
         with store.transaction():
             sql.record_sent(
                 store, server.source, "project", card_name(sample), _hash(plan.card[0]), None

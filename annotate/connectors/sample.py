@@ -19,7 +19,7 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.connectors.pull import PullReport, pages, pull_page
-from annotate.connectors.server import Listed, Server
+from annotate.connectors.server import Listed, Server, talking_to
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
 from annotate.sampling.samples import (
     Plan,
@@ -66,7 +66,8 @@ def _unit(entry: Listed) -> str:
 def plan_from_server(
     server: Server, spec: SampleSpec, since: datetime | None = None, until: datetime | None = None
 ) -> tuple[Plan, dict[Key, list[Listed]]]:
-    strata = frame_strata(list(server.list_traces(since, until, strata=True)), spec.by)
+    with talking_to(server.source, "listing its traces"):
+        strata = frame_strata(list(server.list_traces(since, until, strata=True)), spec.by)
     if not strata:
         raise SampleError(f"{server.source} holds no trace in the window: nothing to draw from")
     counts: list[tuple[Any, int, float | None]] = [(k, len(e), None) for k, e in strata.items()]

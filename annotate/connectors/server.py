@@ -4,11 +4,35 @@ an import format, and a place for our verdicts and card. Plain data; no client l
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from annotate.errors import UsageError
+from annotate.errors import AnnotateError, UsageError
+
+CLIENT_MODULES = ("httpx", "httpcore", "mlflow", "requests", "urllib3")
+
+
+class ServerError(AnnotateError):
+    """A tracing server did not answer as asked: unreachable, refused, or an unknown name."""
+
+
+@contextmanager
+def talking_to(source: str, doing: str) -> Iterator[None]:
+    """A client library's failure as a ServerError saying which server and what was asked;
+    anything else (a bug here) goes up as it is."""
+    try:
+        yield
+    except AnnotateError:
+        raise
+    except Exception as exc:
+        if not (isinstance(exc, OSError) or type(exc).__module__.startswith(CLIENT_MODULES)):
+            raise
+        raise ServerError(
+            f"{source}: {doing} failed ({type(exc).__name__}: {str(exc)[:300]}); check the "
+            "address, the project or experiment name, and that the server is running"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -53,16 +77,26 @@ class Server(Protocol):
     def set_card(self, name: str, text: str) -> None: ...
 
 
-def connect(kind: str, url: str, name: str) -> Server:
-    """The server of `kind` at `url`: `name` is its Phoenix project or MLflow experiment."""
+def connect(kind: str, url: str, name: str, where: str | None = None) -> Server:
+    """The server of `kind` at `url`: `name` is its Phoenix project or MLflow experiment;
+    `where`, MLflow's own search_traces filter (`tags.env = 'prod'`), ANDed with the window."""
     if not str(url or "").strip():
         raise UsageError(f"give the {kind} server's address, e.g. http://localhost:6006")
+    with talking_to(f"{kind} {url}", "connecting"):
+        return _connected(kind, url, name, where)
+
+
+def _connected(kind: str, url: str, name: str, where: str | None) -> Server:
     if kind == "phoenix":
         from annotate.connectors.phoenix import PhoenixServer
 
+        if where:
+            raise UsageError(
+                "--server-filter is MLflow's search_traces filter; for Phoenix use --since/--until"
+            )
         return PhoenixServer(url, name)
     if kind == "mlflow":
         from annotate.connectors.mlflow import MlflowServer
 
-        return MlflowServer(url, name)
+        return MlflowServer(url, name, where=where)
     raise UsageError(f"unknown tracing server {kind!r}; use phoenix or mlflow")
