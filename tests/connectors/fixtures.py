@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.connectors.servers import ServerUnavailable, running_server, send_traffic
+from tests.connectors.servers import ServerUnavailable, running_server, send_traffic, server_venv
 
 PROJECT = "kettleworks"  # the Phoenix project and the MLflow experiment
 ROUNDS = 2  # each round: the four kinds, five Messages calls (the tool call makes two)
@@ -60,9 +60,10 @@ def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _server(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
     try:
-        return running_server(kind, tmp_path_factory.mktemp(kind))
+        server_venv(kind)  # made here, so that a machine without a package index skips
     except ServerUnavailable as exc:
         pytest.skip(str(exc))
+    return running_server(kind, tmp_path_factory.mktemp(kind))
 
 
 def _phoenix_llm_spans(url: str, project: str = PROJECT) -> list[Any]:
