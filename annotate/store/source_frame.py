@@ -152,14 +152,15 @@ def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str
     keys = ", ".join(f"s{i}" for i in range(width))
     same = " AND ".join(f"p.s{i} IS NOT DISTINCT FROM t.s{i}" for i in range(width))
     depth = int(deepest)
+    pool = f"(SELECT trace_id, {keys}, hk FROM {table} WHERE in_frame)"  # inlined: no copy
     cte = (
-        f"pool AS (SELECT trace_id, {keys}, hk FROM {table} WHERE in_frame), "
         f"lowest AS (SELECT {keys}, min_by(trace_id, hk, {depth + 1}) AS ids, "
-        f"list_sort(min(hk, {depth + 1})) AS hks FROM pool GROUP BY ALL), "
+        f"list_sort(min(hk, {depth + 1})) AS hks FROM {pool} GROUP BY ALL), "
+        f"at_depth AS (SELECT * FROM lowest WHERE len(hks) > {depth} "
+        f"AND hks[{depth}] = hks[{depth + 1}]), "
         f"picked AS (SELECT unnest(ids) AS trace_id, {keys} FROM lowest UNION SELECT p.trace_id, "
-        f"{', '.join(f'p.s{i}' for i in range(width))} FROM pool p JOIN lowest t ON {same} "
-        f"WHERE len(t.hks) > {depth} AND t.hks[{depth}] = t.hks[{depth + 1}] "
-        f"AND p.hk <= t.hks[{depth}]), "
+        f"{', '.join(f'p.s{i}' for i in range(width))} FROM {pool} p JOIN at_depth t ON {same} "
+        f"WHERE p.hk <= t.hks[{depth}]), "
         f"frame AS (SELECT trace_id, {keys}, sha256(CAST(? AS VARCHAR) || ':' || trace_id) AS h "
         "FROM picked)"
     )
@@ -208,13 +209,14 @@ def flat_signatures(
         f"sig_frame AS (SELECT trace_id, {keys}, judge FROM {table} WHERE {undrawn} AND nv > 1), "
         + file_verdicts_cte(judge_kind, width)
     )
-    single = (
-        f" UNION ALL SELECT {keys}, coalesce(nullif(vj, ''), 'imported'), "
-        "CASE WHEN lvl = 'response' THEN vlab END, "
+    single = (  # grouped by text columns first: lists are made per group, not per trace
+        f" UNION ALL SELECT {keys}, judge, CASE WHEN lvl = 'response' THEN vlab END, "
         "CASE WHEN lvl = 'claim' THEN [vlab] ELSE []::VARCHAR[] END, "
-        "CASE WHEN lvl = 'claim' THEN [1] ELSE []::BIGINT[] END, count(*) FROM (SELECT *, "
-        "coalesce(nullif(vl, ''), CASE WHEN vc IS NOT NULL THEN 'claim' ELSE 'response' END) "
-        f"AS lvl FROM {table} WHERE {undrawn} AND nv = 1 AND vlab <> '') GROUP BY ALL"
+        "CASE WHEN lvl = 'claim' THEN [1] ELSE []::BIGINT[] END, n FROM ("
+        f"SELECT {keys}, coalesce(nullif(vj, ''), 'imported') AS judge, lvl, vlab, count(*) AS n "
+        "FROM (SELECT *, coalesce(nullif(vl, ''), CASE WHEN vc IS NOT NULL THEN 'claim' ELSE "
+        f"'response' END) AS lvl FROM {table} WHERE {undrawn} AND nv = 1 AND vlab <> '') "
+        "GROUP BY ALL)"
     )
     found = signatures(store, ctes, [], width, id_batch(drawn), suffix=single)
     return merge_signatures(found)
