@@ -24,3 +24,17 @@ def test_the_site_builds_strict_with_no_warning_and_no_external_resource(tmp_pat
         text = html.read_text(encoding="utf-8")
         assert not EXTERNAL.findall(text), (html.name, EXTERNAL.findall(text))
         assert "fonts.googleapis" not in text and "fonts.gstatic" not in text, html.name
+
+
+def test_every_image_of_the_docs_is_saved_by_a_browser_test_and_shown() -> None:
+    """No hand-made screenshot: each file of docs/img is one a browser test saves (with
+    ANNOTATE_DOCS_SCREENSHOTS=1), each is shown by a page, and each shown one exists."""
+    from tests.browser.test_docs_browser import BUNDLED_PAGES
+    from tests.browser.test_lead_path_browser import DOCS_SHOTS
+
+    saved = set(DOCS_SHOTS) | {shot for _, _, shot in BUNDLED_PAGES}
+    files = {p.stem for p in (ROOT / "docs" / "img").glob("*.png")}
+    pages = [*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]
+    shown = {m for p in pages for m in re.findall(r"img/([\w-]+)\.png", p.read_text("utf-8"))}
+    assert files == saved, files ^ saved
+    assert shown == files, shown ^ files

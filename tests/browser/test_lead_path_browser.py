@@ -35,9 +35,6 @@ DOCS_SHOTS = {  # the steps docs/getting-started.md and README.md show
     "08-assigned",
     "14-rita-label",
     "15-disagreements",
-    "20-calibration",
-    "20-rates",
-    "21-home-path",
 }
 POLICY = " ".join(
     f"Section {n}. Invoices are issued monthly; a late payment after {n + 10} days adds a fee "
