@@ -27,11 +27,11 @@ store = ui.store()
 
 is_lead = user.role == "lead"
 st.title("Calibration of the judge")
+rating_stats.calibration_section()  # ratings on a scale: their own judges, in an expander
 
 judges = ui.computed(judge_names)  # a scan of every verdict: once per change of the store
 if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
-    rating_stats.calibration_section(None)
     st.stop()
 ALL = "(every labelled trace)"
 LEVELS = ["claim", "response"]
@@ -68,7 +68,6 @@ if not report["n"]:
         )
     else:
         st.info(ui.fmt("No {} has both a verdict and a gold label yet.", level))
-    rating_stats.calibration_section(scope)
     st.stop()
 verdict = report["readiness"]
 (st.success if verdict["ready"] else st.error)(ui.fmt("Overall: {}", verdict["verdict"]))
@@ -131,8 +130,6 @@ st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])
 found = report["disagreements"]
 if found:
     calibration_widgets.disagreements(store, found)
-
-rating_stats.calibration_section(scope)
 
 st.subheader("Settings")
 with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):

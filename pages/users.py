@@ -18,7 +18,7 @@ from annotate.accounts.users import (
 from annotate.errors import AnnotateError
 from annotate.ingest.inbox import import_folder, set_import_folder
 from annotate.labelling.session import reveal_judge_after_submit, set_reveal_judge_after_submit
-from annotate.ratings.record import asks_ratings, set_asks_ratings
+from widgets.ratings import ask_ratings_toggle
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -145,7 +145,4 @@ _show("users_import_folder")
 st.toggle("Show reviewers the judge's verdict after they submit (feedback; never before)",
           key="users_reveal_judge", on_change=ui.guard(_setting),
           args=("users_reveal_judge", set_reveal_judge_after_submit))  # fmt: skip
-st.session_state["users_ask_ratings"] = asks_ratings(store)
-st.toggle("Ask reviewers to rate each response on the rubric's criteria after its claims",
-          key="users_ask_ratings", on_change=ui.guard(_setting),
-          args=("users_ask_ratings", set_asks_ratings))  # fmt: skip
+ask_ratings_toggle(store, _setting)

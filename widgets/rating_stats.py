@@ -10,7 +10,10 @@ import ui
 from annotate.ratings.agreement import reviewer_agreement
 from annotate.ratings.calibration import rating_calibration
 from annotate.ratings.estimates import SLICES, rating_estimates
+from annotate.sampling.samples import list_samples
 from annotate.store.ratings import rated_criteria, rating_judges
+
+ALL = "(every rated trace)"
 
 AGREEMENT = ("krippendorff_alpha_ordinal", "krippendorff_alpha_interval", "icc_2_1")
 CALIBRATION = ("weighted_kappa_quadratic", "mean_bias", "mean_absolute_difference", "spearman_rho")
@@ -38,11 +41,23 @@ def agreement_section(sample: str | None) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="agreement_ratings_table")
 
 
-def calibration_section(sample: str | None) -> None:
+def calibration_section() -> None:
+    """At the top of the Calibration page, in an expander with its own pickers (the page's
+    stop when no claim verdict exists must not hide a judge that only rates)."""
     judges = ui.computed(rating_judges)
-    criterion = _criterion("calibration") if judges else None
+    if not judges:
+        return
+    with st.expander("Ratings on a scale: a judge's ratings against the reviewers'"):
+        _calibration_table(judges)
+
+
+def _calibration_table(judges: list[str]) -> None:
+    criterion = _criterion("calibration")
     if criterion is None:
         return
+    samples = [ALL, *(s["name"] for s in list_samples(ui.store()))]
+    chosen = st.selectbox("Sample", samples, key="calibration_rating_sample")
+    sample = None if chosen == ALL else chosen
     judge = st.selectbox("Rating judge", judges, key="calibration_rating_judge")
     found = ui.computed(rating_calibration, judge, criterion, sample)
     st.caption(

@@ -9,7 +9,7 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError
-from annotate.ratings.record import ratings_due, record_ratings
+from annotate.ratings.record import asks_ratings, ratings_due, record_ratings, set_asks_ratings
 
 
 def _rate(store, reviewer: str, trace_id: str, criterion: str, score: int | None) -> None:
@@ -49,3 +49,15 @@ def rating_step(store, user, last) -> bool:
             args=(store, user.name, trace, name, None),
         )
     return True
+
+
+def ask_ratings_toggle(store, on_change) -> None:
+    """The Users page's setting: ask reviewers for ratings (the page's own `on_change` writes
+    it, as its other settings)."""
+    st.session_state["users_ask_ratings"] = asks_ratings(store)
+    st.toggle(
+        "Ask reviewers to rate each response on the rubric's criteria after its claims",
+        key="users_ask_ratings",
+        on_change=ui.guard(on_change),
+        args=("users_ask_ratings", set_asks_ratings),
+    )

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from annotate.errors import counted
 from annotate.traces import plain
 from annotate.traces.keys import unknown_keys
 from annotate.traces.limits import (
@@ -34,6 +33,7 @@ from annotate.traces.rows import (
     shown,
     unexpected_error,
 )
+from annotate.traces.verdict_fields import check_claim_references, rated_label, trace_ratings
 
 KNOWN_FIELDS = (
     "trace_id",
@@ -92,8 +92,8 @@ def _parse_record(record: Record) -> Trace | list[RowError]:
     try:
         attributes = _extra_attributes(values.pop("attributes"), data)
         values["claims"], repaired = _checked_claims(values["response"], values["claims"])
-        _check_claim_references(values["claims"], values["judge"])
-        values["judge"] += _trace_ratings(data.get("ratings"))
+        check_claim_references(values["claims"], values["judge"])
+        values["judge"] += trace_ratings(data.get("ratings"))
     except _Invalid as exc:
         return _noted(record, [(exc.field, exc.message), *unknown_keys(data)])
     warnings = _noted(record, [*unknown_keys(data), *repaired])  # not content: not hashed
@@ -314,19 +314,14 @@ def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
         raise _Invalid(
             name, f"must be an object with judge, level and label, got {describe_type(item)}"
         )
-    label = item.get("label")
-    ratings = _parse_ratings(item.get("ratings"), f"{name}.ratings")
-    if ratings and label is None:  # a judge that only rates the response (G-Eval)
-        label = ""
-    elif not isinstance(label, str) or not label:
+    ratings, label = rated_label(item, name)
+    if not isinstance(label, str) or not (label or ratings):
         got = "an empty string" if label == "" else describe_type(label)
         raise _Invalid(f"{name}.label", f"must be a non-empty string, got {got}")
     _limited(f"{name}.label", check_name, label)
     level = item.get("level") or ("claim" if item.get("claim") is not None else "response")
     if not isinstance(level, str) or level not in JUDGE_LEVELS:
         raise _Invalid(f"{name}.level", f'must be "claim" or "response", got {shown(level)}')
-    if ratings and level != "response":
-        raise _Invalid(f"{name}.ratings", "rates the whole response: give it level response")
     claim = item.get("claim")
     if level == "claim" and (not isinstance(claim, int) or isinstance(claim, bool) or claim < 0):
         raise _Invalid(
@@ -352,34 +347,6 @@ def _parse_verdict_checked(item: Any, index: int) -> JudgeVerdict:
     )
 
 
-def _parse_ratings(value: Any, name: str) -> tuple[tuple[str, float], ...]:
-    """{"relevance": 4, ...}: each criterion's score, a finite number."""
-    if value is None:
-        return ()
-    if not _is_mapping(value):
-        raise _Invalid(
-            name,
-            f'must be an object of criterion: score, such as {{"relevance": 4}}, got {describe_type(value)}',
-        )
-    found = []
-    for criterion, score in value.items():
-        where = f"{name}.{str(criterion)[:60]}"
-        _limited(where, check_name, str(criterion))
-        if isinstance(score, bool) or not isinstance(score, int | float):
-            raise _Invalid(
-                where,
-                f"must be a number (the score on the criterion's scale), got {describe_type(score)}",
-            )
-        found.append((str(criterion), _limited(where, check_finite, score)))
-    return tuple(found)
-
-
-def _trace_ratings(value: Any) -> tuple[JudgeVerdict, ...]:
-    """A row's own `ratings`: the response's scores by the judge named imported."""
-    ratings = _parse_ratings(value, "ratings")
-    return (JudgeVerdict("imported", "response", "", ratings=ratings),) if ratings else ()
-
-
 def check_verdict(data: Any) -> JudgeVerdict | tuple[str, str]:
     """One verdict object on its own: the verdict, or (field, message) naming what is wrong."""
     try:
@@ -402,21 +369,6 @@ def _parse_attributes(value: Any, present: bool) -> dict[str, Any]:
             "attributes", f"must be an object of name: value, got {describe_type(value)}"
         )
     return dict(value)
-
-
-def _check_claim_references(claims: tuple[Claim, ...], judge: tuple[JudgeVerdict, ...]) -> None:
-    for index, verdict in enumerate(judge):
-        if verdict.claim is not None and not claims:  # paired later with claims it never saw
-            raise _Invalid(
-                f"judge[{index}].claim",
-                f"refers to claim {verdict.claim} but the row has no claims; add the claims "
-                "the judge scored (claims: [...]), or drop `claim` to make it response-level",
-            )
-        if verdict.claim is not None and verdict.claim >= len(claims):
-            raise _Invalid(
-                f"judge[{index}].claim",
-                f"refers to claim {verdict.claim} but the row has {counted(len(claims), 'claim')} (0-based)",
-            )
 
 
 # source key in the record -> (Trace field, parser)
