@@ -71,10 +71,9 @@ def run_make(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
 def run_import(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> int:
     with writer(args) as store:
         report, counts = import_responses(store, args.suite, args.path, args.format, args.actor)
-    say("scored: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
-    if args.json:
-        emit({**report.as_json(), "outcomes": counts})
-    return _finish_import(report, as_json=False)
+    scored = "scored: " + ", ".join(f"{name} {count:,}" for name, count in counts.items())
+    (say if args.json else print)(scored)  # the result; with --json stdout holds the document
+    return _finish_import(report, args.json, {**report.as_json(), "outcomes": counts})
 
 
 def run_score(args: argparse.Namespace, writer: Any, emit: Any) -> int:

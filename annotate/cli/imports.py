@@ -249,9 +249,12 @@ def _write_demo_data(directory: Path) -> tuple[Path, Path]:
     return write_sample(directory)
 
 
-def _finish_import(report: ImportReport, as_json: bool) -> int:
+def _finish_import(
+    report: ImportReport, as_json: bool, document: dict[str, Any] | None = None
+) -> int:
+    """The import's document (`document`, else the report's) or its summary, and exit code."""
     if as_json:
-        emit(report.as_json())
+        emit(document or report.as_json())
     _print_report(report, say if as_json else print)  # the result on stdout, beside no JSON
     return EXIT_OK if report.is_clean else EXIT_REJECTED
 
