@@ -214,3 +214,22 @@ def test_the_report_shows_each_rated_criterion(rated_store):
     assert bias == pytest.approx(float(np.mean(judge - (a + b) / 2)))
     assert "geval against the reviewers' mean" in text
     assert ratings_blocks({"criteria": {}}) == []  # no rating: the report is unchanged
+
+
+def test_criteria_travel_through_a_rubric_file(fresh_store, tmp_path):
+    import yaml
+
+    from annotate.ratings.criteria import criteria_call
+    from annotate.rubrics.exchange import export_yaml, import_rubric
+
+    document = yaml.safe_load(export_yaml(fresh_store, 1))
+    assert [c["name"] for c in document["rubric"]["criteria"]] == ["relevance", "coherence"]
+    document["rubric"]["criteria_call"] = "separate"
+    path = tmp_path / "rubric.yaml"
+    path.write_text(yaml.safe_dump(document))
+    imported = import_rubric(fresh_store, path, "lena")
+    assert imported.version == 2 and criteria_call(imported) == "separate"
+    document["rubric"]["criteria_call"] = "sometimes"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(UsageError, match="criteria_call must be one of off, with_claims, separate"):
+        import_rubric(fresh_store, path, "lena")
