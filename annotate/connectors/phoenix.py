@@ -17,6 +17,7 @@ TRACES_PER_REQUEST = 50  # trace ids in one get_spans query string (about 1.7 KB
 EVERYTHING = 10**9  # the client pages by 100 until it has this many
 OURS = "annotate."  # names of what we wrote: never pulled back as a judge's verdicts
 IDENTIFIER = "annotate"
+TIMEOUT = 120  # seconds per request: the client's default (5 s) fails a busy server's large pages
 # A project's LLM spans with the columns a stratum is read from (span attributes, as the
 # conventions read feature, risk category and model): `annotate sample --from phoenix`.
 STRATUM_ATTRIBUTES = {
@@ -49,6 +50,7 @@ class PhoenixServer:
             sort="start_time",
             order="asc",
             limit=EVERYTHING,
+            timeout=TIMEOUT,
         )
         values = self._stratum_values(since, until) if strata else {}
         for row in rows:
@@ -69,7 +71,7 @@ class PhoenixServer:
         query = SpanQuery().where("span_kind == 'LLM'").select("context.trace_id", *keys)
         frame = self.client.spans.get_spans_dataframe(
             query=query, project_identifier=self.project, start_time=since, end_time=until,
-            limit=EVERYTHING,
+            limit=EVERYTHING, timeout=TIMEOUT,
         )  # fmt: skip
         found: dict[str, dict[str, Any]] = {}
         for row in frame.to_dict("records"):
@@ -85,7 +87,7 @@ class PhoenixServer:
         """One row per trace: its spans and the judge annotations on them."""
         spans = self._spans([entry.tool_id for entry in listed])
         annotations = self.client.spans.get_span_annotations(
-            spans=spans, project_identifier=self.project
+            spans=spans, project_identifier=self.project, timeout=TIMEOUT
         )
         by_trace: dict[str, dict[str, Any]] = {
             e.tool_id: {"trace_id": e.tool_id, "spans": [], "annotations": []} for e in listed
@@ -112,6 +114,7 @@ class PhoenixServer:
                     project_identifier=self.project,
                     trace_ids=trace_ids[start : start + TRACES_PER_REQUEST],
                     limit=EVERYTHING,
+                    timeout=TIMEOUT,
                 )
             )
         return spans

@@ -7,7 +7,9 @@ Sized by ANNOTATE_BENCH_CONNECTOR (default 10,000 traces). Each trace is a RAG t
 OTLP/HTTP by the OpenTelemetry SDK with OpenInference attributes (a CHAIN span, a RETRIEVER
 span with two documents, an LLM span): made by hand, not by the instrumentor, so that 10,000
 need no 10,000 SDK calls. The server (tests/connectors/servers.py) runs from its own
-virtualenv; ANNOTATE_BENCH_PHOENIX_URL names one already running instead.
+virtualenv; ANNOTATE_BENCH_PHOENIX_URL names one already running instead, and with it
+ANNOTATE_BENCH_PHOENIX_PROJECT a project of that server already holding the N traces (sending
+10,000 takes a busy machine a quarter of an hour: Phoenix files them slower than they are sent).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ from annotate.ingest.importer import import_traces
 from annotate.store import open_store
 url, project, db, path = sys.argv[1:5]
 started = time.perf_counter()
-frame = Client(base_url=url).spans.get_spans_dataframe(project_identifier=project, limit=10**9)
+frame = Client(base_url=url).spans.get_spans_dataframe(project_identifier=project, limit=10**9,
+                                                       timeout=600)
 frame.to_parquet(path)
 exported = time.perf_counter() - started
 store = open_store(db)
@@ -143,9 +146,16 @@ def run() -> None:
 
             url = stack.enter_context(running_server("phoenix", Path(folder)))
         started = time.perf_counter()
-        filed = send_traces(url, project, size)
-        show(f"sent {size:,} traces (3 spans each) in {time.perf_counter() - started:.1f} s, "
-             f"{filed:.1f} s of it waiting for Phoenix to file them")  # fmt: skip
+        if (
+            os.environ.get("ANNOTATE_BENCH_PHOENIX_PROJECT")
+            and "ANNOTATE_BENCH_PHOENIX_URL" in os.environ
+        ):
+            project = os.environ["ANNOTATE_BENCH_PHOENIX_PROJECT"]
+            show(f"project {project} of {url}: its traces were sent by an earlier run")
+        else:
+            filed = send_traces(url, project, size)
+            show(f"sent {size:,} traces (3 spans each) in {time.perf_counter() - started:.1f} s, "
+                 f"{filed:.1f} s of it waiting for Phoenix to file them")  # fmt: skip
         export = child_result(
             _EXPORT,
             url,
