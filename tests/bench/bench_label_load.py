@@ -8,7 +8,7 @@ that no run answers within PRESS_TIMEOUT, or whose run leaves the same claim and
 is silent. The presses are then checked against the store's label events: a press that moved
 the page on (or was told "Stored") without its event is lost, a second event on one claim of
 one reviewer is duplicated. Baseline, same run: the bare Streamlit counter app under the same
-reviewers (60 presses each), where a press is silent if the count does not move.
+reviewers (30 presses each), where a press is silent if the count does not move.
 
 Sized by ANNOTATE_BENCH_SMALL (traces in the store, default 100,000),
 ANNOTATE_BENCH_LOAD_REVIEWERS (default 8) and ANNOTATE_BENCH_LOAD_PRESSES (default 250).
@@ -43,7 +43,7 @@ PRESS_TIMEOUT = 30.0  # s: a press no run has answered by then is silent (issue 
 # cores took over 3 s to draw a claim: a press the page had answered was then counted silent)
 SETTLE = PRESS_TIMEOUT
 KEYS = "12345"
-BARE = 60  # presses per bare session: the baseline's figure is its rate of silent presses
+BARE = 30  # presses per bare session: the baseline's figure is its rate of silent presses
 # The page's answer to a press, read when the answering run has finished: the next claim
 # (no element of the previous run left stale), or a message of the claim area.
 OUTCOME = """before => {
@@ -166,12 +166,13 @@ async def bare_presses(browser, url: str, presses: int, seed: int) -> list[float
     await page.goto(url)
     await page.locator(".bare-count").wait_for()
     rng, times = random.Random(seed), []
-    for n in range(presses):
+    for _ in range(presses):
         await asyncio.sleep(rng.uniform(0, 0.3))
+        count = int((await page.locator(".bare-count").inner_text()).split()[-1])
         started = time.perf_counter()
         await page.keyboard.press("1")
         try:
-            await page.get_by_text(f"count {n + 1}", exact=True).wait_for(
+            await page.get_by_text(f"count {count + 1}", exact=True).wait_for(
                 timeout=PRESS_TIMEOUT * 1000
             )
             times.append(time.perf_counter() - started)
