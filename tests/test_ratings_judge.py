@@ -105,3 +105,39 @@ def test_a_score_off_the_scale_is_a_recorded_failure_never_a_rating(judged_store
 def test_a_rubric_whose_criteria_call_is_off_is_not_rated(fresh_store):
     with pytest.raises(UsageError, match="criteria_call: off"):
         rate_responses(fresh_store, "s", version=1, client=object())
+
+
+def test_with_claims_the_claims_call_also_rates_the_response(fresh_store, tmp_path, fake_anthropic):
+    from rubric_data import prepare_rubric_store
+
+    from annotate.rubrics.runner import run_judge
+
+    store = prepare_rubric_store(fresh_store, tmp_path, count=6)
+    v1 = get_rubric(store, 1)
+    changes = {"granularity": "response", "criteria_call": "with_claims"}
+    rubric = edit_rubric(store, 1, {"criteria": criteria_of(v1), **changes}, "lena")
+    make_current(store, rubric.version, "lena")
+
+    def answer(request):
+        text = "\n".join(p["text"] for p in request["messages"][0]["content"])
+        count = len(re.search(r"<claims>\n(.*?)\n</claims>", text, re.S).group(1).splitlines())
+        verdicts = [
+            {"claim": n, "reasoning": "r", "label": "supported", "error_type": "none",
+             "evidence": ""}
+            for n in range(count)
+        ]  # fmt: skip
+        body = {"verdicts": verdicts, "ratings": {"relevance": 4, "coherence": 5}}
+        return Reply(200, message(json.dumps(body)))
+
+    fake_anthropic.responder = answer
+    report = run_judge(store, "loop", client=fake_anthropic.client(), actor="lena")
+    assert report.failed == 0 and report.judged == 12
+    request = fake_anthropic.message_requests()[0]
+    assert "Also rate the whole response" in request["system"][0]["text"]
+    assert "ratings" in request["output_config"]["format"]["schema"]["required"]
+    rows = store.fetchall(
+        "SELECT criterion, score, count(*) FROM judge_ratings WHERE judge = ? AND run_id IS NOT "
+        "NULL GROUP BY ALL ORDER BY ALL",
+        [rubric.judge_name()],
+    )
+    assert rows == [("coherence", 5.0, 6), ("relevance", 4.0, 6)]  # one per response

@@ -8,11 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotate.errors import UsageError
-from annotate.store.schema_ratings import DEFAULT_CRITERIA, DEFAULT_CRITERIA_CALL
 
 CRITERIA_CALLS = ("off", "with_claims", "separate")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-__all__ = ["CRITERIA_CALLS", "DEFAULT_CRITERIA", "DEFAULT_CRITERIA_CALL", "check_criteria"]
+# off: our judge does not rate them (a version without criteria_call); with_claims: in the
+# claims' call of a response-level rubric; separate: `annotate judge-ratings`, a call each.
+# Pure: no store (the runtime check imports the prompt, and the prompt this module).
+DEFAULT_CRITERIA_CALL = "off"
 
 
 class CriteriaError(UsageError):
@@ -105,3 +107,55 @@ def criteria_of(rubric: Any) -> list[dict[str, Any]]:
 
 def criteria_call(rubric: Any) -> str:
     return str(rubric.extra.get("criteria_call", DEFAULT_CRITERIA_CALL))
+
+
+def scores_schema(criteria: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The JSON schema of a judge's scores: each criterion's whole scores, all required."""
+    scores = {
+        item["name"]: {"type": "integer", "enum": [level["score"] for level in item["levels"]]}
+        for item in criteria
+    }
+    return {
+        "type": "object",
+        "properties": scores,
+        "required": list(scores),
+        "additionalProperties": False,
+    }
+
+
+def parse_scores(given: Any, criteria: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """criterion -> score from a judge's answer; ValueError (never a guess) unless every
+    criterion has a score of its scale."""
+    if not isinstance(given, Mapping):
+        raise ValueError("the answer has no ratings object")
+    found = {}
+    for item in criteria:
+        score, allowed = given.get(item["name"]), [level["score"] for level in item["levels"]]
+        if type(score) is not int or score not in allowed:
+            raise ValueError(f"{item['name']}: {score!r} is not one of {allowed}")
+        found[item["name"]] = score
+    return found
+
+
+def criteria_text(criteria: Sequence[Mapping[str, Any]]) -> str:
+    """The criteria as a prompt shows them (the caller defuses it: it is the rubric's text)."""
+    parts = []
+    for item in criteria:
+        levels = "\n".join(f"  {level['score']}: {level['definition']}" for level in item["levels"])
+        parts.append(f"{item['name']}: {item['question']}\n{levels}")
+    return "\n\n".join(parts)
+
+
+class Rated(list):  # type: ignore[type-arg]
+    """A response's claim verdicts, in claim order, with the scores the same call gave."""
+
+    def __init__(self, verdicts: Sequence[Any], ratings: dict[str, int]) -> None:
+        super().__init__(verdicts)
+        self.ratings = ratings
+
+
+def with_claims(rubric: Any) -> list[dict[str, Any]]:
+    """The criteria a response-level judge call also rates (criteria_call: with_claims)."""
+    if criteria_call(rubric) != "with_claims" or rubric.granularity != "response":
+        return []
+    return criteria_of(rubric)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate import llm
+from annotate.ratings.criteria import Rated, criteria_text, parse_scores, scores_schema, with_claims
 from annotate.rubrics.spec import Rubric
 
 TAGS = ("request", "context", "response", "claim", "claims", "example")
@@ -82,7 +83,17 @@ def system_prompt(rubric: Rubric) -> str:
         error_types=defused(", ".join(rubric.error_types)),
         task=TASKS[rubric.granularity],
         examples=_examples(rubric),
-    )
+    ) + _rating_task(rubric)
+
+
+def _rating_task(rubric: Rubric) -> str:
+    """With criteria_call with_claims, the task's second part (not in TEMPLATE: a rubric
+    without it keeps its template hash and so its calibration)."""
+    criteria = with_claims(rubric)
+    if not criteria:
+        return ""
+    text = defused(criteria_text(criteria))
+    return f'\n\nAlso rate the whole response once, in "ratings", on each criterion:\n{text}'
 
 
 def _examples(rubric: Rubric) -> str:
@@ -193,12 +204,16 @@ def answer_schema(rubric: Rubric) -> dict[str, Any]:
         return one
     item = {**one, "properties": {"claim": {"type": "integer"}, **one["properties"]}}
     item["required"] = ["claim", *one["required"]]
-    return {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"verdicts": {"type": "array", "items": item}},
         "required": ["verdicts"],
         "additionalProperties": False,
     }
+    if with_claims(rubric):  # the response's ratings in the same call (criteria_call)
+        schema["properties"]["ratings"] = scores_schema(with_claims(rubric))
+        schema["required"].append("ratings")
+    return schema
 
 
 @dataclass(frozen=True)
@@ -237,7 +252,9 @@ def parser(rubric: Rubric, count: int):
         missing = [n for n in range(count) if n not in by_claim]
         if missing:
             raise ValueError(f"no verdict for claims {missing}")
-        return [by_claim[n] for n in range(count)]
+        found = [by_claim[n] for n in range(count)]
+        criteria = with_claims(rubric)
+        return Rated(found, parse_scores(data.get("ratings"), criteria)) if criteria else found
 
     return parse
 

@@ -12,7 +12,13 @@ from typing import Any
 
 from annotate import llm
 from annotate.accounts.activity import Actor, record_act
-from annotate.ratings.criteria import criteria_call, criteria_of
+from annotate.ratings.criteria import (
+    criteria_call,
+    criteria_of,
+    criteria_text,
+    parse_scores,
+    scores_schema,
+)
 from annotate.rubrics.prompt import defused, prefix
 from annotate.rubrics.spec import Rubric, RubricError
 from annotate.rubrics.versions import get_rubric
@@ -35,46 +41,34 @@ Give a short reasoning first, then one whole score per criterion."""
 
 def system_text(criteria: Sequence[Mapping[str, Any]]) -> str:
     """The criteria (the rubric's text: defused, so it cannot open or close a fence)."""
-    parts = []
-    for item in criteria:
-        levels = "\n".join(f"  {level['score']}: {level['definition']}" for level in item["levels"])
-        parts.append(f"{item['name']}: {item['question']}\n{levels}")
-    return TEMPLATE.format(criteria=defused("\n\n".join(parts)))
+    return TEMPLATE.format(criteria=defused(criteria_text(criteria)))
 
 
 def rating_schema(criteria: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    scores = {
-        item["name"]: {"type": "integer", "enum": [level["score"] for level in item["levels"]]}
-        for item in criteria
-    }
-    ratings = {
-        "type": "object",
-        "properties": scores,
-        "required": list(scores),
-        "additionalProperties": False,
-    }
     return {
         "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "ratings": ratings},
+        "properties": {"reasoning": {"type": "string"}, "ratings": scores_schema(criteria)},
         "required": ["reasoning", "ratings"],
         "additionalProperties": False,
     }
 
 
 def parse_ratings(raw: str, criteria: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """criterion -> score; ValueError (recorded with the raw answer) unless every criterion has
-    a score of its scale."""
     answer = json.loads(raw)
-    given = answer.get("ratings") if isinstance(answer, dict) else None
-    if not isinstance(given, dict):
-        raise ValueError("the answer has no ratings object")
-    found = {}
-    for item in criteria:
-        score, allowed = given.get(item["name"]), [level["score"] for level in item["levels"]]
-        if type(score) is not int or score not in allowed:
-            raise ValueError(f"{item['name']}: {score!r} is not one of {allowed}")
-        found[item["name"]] = score
-    return found
+    return parse_scores(answer.get("ratings") if isinstance(answer, dict) else None, criteria)
+
+
+def store_run_ratings(
+    store: Store, report: Any, trace_id: str, verdicts: Any, call_id: int | None
+) -> None:
+    """The scores a with_claims call gave beside its claim verdicts (none: nothing)."""
+    rows = [
+        {"trace_id": trace_id, "judge": report.judge, "criterion": name, "score": score,
+         "origin": "run", "run_id": report.run_id, "rubric_version": report.rubric_version,
+         "model": report.model, "llm_call_id": call_id}
+        for name, score in getattr(verdicts, "ratings", {}).items()
+    ]  # fmt: skip
+    sql.insert_judge_ratings(store, rows)
 
 
 def _rubric_to_rate(store: Store, version: int | None) -> tuple[Rubric, list[dict[str, Any]]]:

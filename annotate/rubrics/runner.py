@@ -19,6 +19,7 @@ from annotate.llm import DEFAULT_PRICES, PRICES_KEY  # noqa: F401 - their home w
 from annotate.rubrics import prompt
 from annotate.rubrics.baseline import baseline_verdict
 from annotate.rubrics.outcomes import resumed, run_outcome, unfinished_run  # noqa: F401 - pages import them here
+from annotate.rubrics.rating_judge import store_run_ratings
 from annotate.rubrics.versions import BASELINE_MODEL, Rubric, get_rubric
 from annotate.sampling.samples import known_sample_traces
 from annotate.spend.pricing import judge_run_spend
@@ -331,6 +332,7 @@ def store_outcome(store: Store, plan: Plan, job: Job, result: Any) -> None:
             _store_verdict(
                 store, plan, job.trace_id, index, verdict, call_id, plan.material[job.trace_id]
             )
+        store_run_ratings(store, report, job.trace_id, verdicts, call_id)  # with_claims
 
 
 def _run_calls(
