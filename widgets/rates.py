@@ -112,8 +112,8 @@ def label_budget(store: Store, inputs: RatesInput, user: Any) -> None:
             plan["method"],
         )  # fmt: skip
     )
-    st.caption(ui.fmt("{}. Method: {}", describe_savings(plan["labels_needed"], plan["width"]),
-                      plan["labels_needed"]["method"]))  # fmt: skip
+    savings = ui.app_text(describe_savings(plan["labels_needed"], plan["width"]))
+    st.caption(ui.fmt("{}. Method: {}", savings, plan["labels_needed"]["method"]))
     if user.role != "lead":
         return
     with_judge = st.checkbox("Top up to the plan with the judge", key="rates_top_up_judge")
