@@ -8,8 +8,10 @@ it, and sending it the producers' real traffic (tests/connectors/send.py).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -126,14 +128,14 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    os.killpg(process.pid, 15)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, 9)
-        process.wait()
+    """The server and everything it started (MLflow's job consumers outlive a SIGTERM)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=20)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def send_traffic(kind: str, url: str, name: str, rounds: int = 1, kinds: str = "") -> None:
