@@ -28,8 +28,9 @@ run: data
 		--server.headless true --browser.gatherUsageStats false
 
 # -n auto: one worker per core (pytest-xdist); every test keeps to its own temporary store and port.
+# --dist loadgroup: a file marked xdist_group runs on one worker (a tracing server started once).
 test: install
-	$(BIN)/python -m pytest -q -rs -n auto
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadgroup
 
 bench: install
 	$(BIN)/python -m tests.bench

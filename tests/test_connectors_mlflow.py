@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.connectors.fixtures import PROJECT, ROUNDS, mlflow_url  # noqa: F401
 from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, stored
 from tests.producers.traffic import KINDS
@@ -17,6 +19,9 @@ from tests.producers.traffic import KINDS
 # holds no model call, so three of the four kinds are calls there
 TRACED = [e for e in KINDS.values() if e.kind != "streamed"]
 CALLS = len(TRACED) * ROUNDS
+
+# One worker runs this file, so the mlflow server starts once per run (make test: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("mlflow")
 
 
 def clients(url: str):
