@@ -7,9 +7,7 @@ AnnotateError and show it; anything else is a bug.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import html
 import json
 import re
 import secrets
@@ -17,8 +15,7 @@ import time
 
 import streamlit as st
 
-from annotate.errors import AnnotateError, counted
-from annotate.report.render import stat_note
+from annotate.errors import AnnotateError
 from annotate.store import Store, open_store, resolve_db_path
 
 
@@ -125,69 +122,13 @@ def fmt(template: str, *values: object, **named: object) -> str:
     return template.format(*(md(v) for v in values), **{k: md(v) for k, v in named.items()})
 
 
-def _fingerprint(values: tuple) -> str:
+def fingerprint(values: tuple) -> str:
     text = json.dumps(values, default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def keep_prepared(key: str, files: dict, *chose: object) -> None:
-    """Keep files a user prepared against the numbers they hold and what chose them."""
-    st.session_state[key] = (_fingerprint(chose), files)
-
-
-def prepared(key: str, *chose: object) -> dict | None:
-    """The files kept under `key` if they still hold what the page shows: a change of any
-    input (a level, a part, new labels) drops them instead of offering them for what is no
-    longer on the page. Nothing is hashed on a visit that prepared nothing."""
-    held = st.session_state.get(key)
-    return held[1] if held and held[0] == _fingerprint(chose) else None
-
-
-# --- downloads -----------------------------------------------------------------------------
-# st.download_button serves its bytes at /media/<hash of the content>, to anyone, with no
-# cookie, after Log out and after the browser closed. Here the bytes go only over the signed-in
-# session's own websocket: a click runs a guarded callback (session valid, role allowed) that
-# makes the bytes, and the next run hands them to the page, which saves them from a blob: URL
-# it revokes at once. No server URL ever holds a file.
-
-_PAGE_ROLES = "ui_page_roles"
-
-
-def download_button(label: str, data, *, file_name: str, mime: str, key: str, where=None) -> None:
-    """Every download of the app. `data` is bytes, text, or a callable making them on click."""
-    (where or st).button(
-        label, key=key, on_click=guard(_make_download), args=(key, data, file_name, mime)
-    )
-    ready = st.session_state.pop(f"{key}::bytes", None)
-    if ready is not None:
-        _save_in_browser(*ready)
-
-
-def _make_download(key: str, data, file_name: str, mime: str) -> None:
-    user = current_user()
-    if user is None or user.role not in st.session_state.get(_PAGE_ROLES, ()):
-        return
-    made = data() if callable(data) else data
-    made = made.encode() if isinstance(made, str) else bytes(made)
-    st.session_state[f"{key}::bytes"] = (made, file_name, mime)
-
-
-def _save_in_browser(data: bytes, file_name: str, mime: str) -> None:
-    payload = json.dumps(
-        {"data": base64.b64encode(data).decode(), "name": file_name, "mime": mime}
-    ).replace("</", "<\\/")
-    st.html(
-        "<script>(() => {"
-        f"const file = {payload};"
-        "const bytes = Uint8Array.from(atob(file.data), (c) => c.charCodeAt(0));"
-        "const url = URL.createObjectURL(new Blob([bytes], {type: file.mime}));"
-        "const link = document.createElement('a');"
-        "link.href = url; link.download = file.name; link.className = 'annotate-download';"
-        "document.body.appendChild(link); link.click(); link.remove();"
-        "URL.revokeObjectURL(url);"
-        "})();</script>",
-        unsafe_allow_javascript=True,
-    )
+# Which roles the page allows: a download's callback checks them again (downloads.py).
+PAGE_ROLES = "ui_page_roles"
 
 
 def lazy_expander(label: str, key: str):
@@ -264,7 +205,7 @@ def require_role(*roles: str):
     if user.role not in roles:
         st.error("This page is not available to your role.")
         st.stop()
-    st.session_state[_PAGE_ROLES] = roles  # a download's callback checks them again
+    st.session_state[PAGE_ROLES] = roles  # a download's callback checks them again
     _sync_cookie()
     return user
 
@@ -319,13 +260,13 @@ def repeated(slot: tuple[str, str], *values: object) -> bool:
     if last is None or time.monotonic() - last[1] >= REPEAT_SECONDS:
         return False
     return all(
-        value in ("", None) or _fingerprint((value,)) == before
+        value in ("", None) or fingerprint((value,)) == before
         for value, before in zip(values, last[0], strict=True)
     )
 
 
 def done(slot: tuple[str, str], *values: object) -> None:
-    _DONE[slot] = ([_fingerprint((value,)) for value in values], time.monotonic())
+    _DONE[slot] = ([fingerprint((value,)) for value in values], time.monotonic())
 
 
 def session_ended() -> bool:
@@ -432,116 +373,3 @@ def _sign_in_origin():  # -> annotate.accounts.throttle.Try
     except Exception:  # noqa: BLE001 - no browser request behind this run (AppTest)
         address = None
     return Try(browser, address if isinstance(address, str) else None)
-
-
-def _layered(
-    text: str, passages: list[tuple[int, int]], marks: list[tuple[int, int]], mark: str = "<mark>"
-) -> str:
-    """Escape every character of untrusted text; the passages get a tinted background, the
-    marks a <mark> (both may overlap: each piece of text is wrapped in what covers it)."""
-    cuts = sorted({0, len(text), *[p for span in passages + marks for p in span]})
-    out = []
-    for start, end in zip(cuts, cuts[1:], strict=False):
-        piece = html.escape(text[start:end])
-        if any(a <= start and end <= b for a, b in marks):
-            piece = f"{mark}{piece}</mark>"
-        if any(a <= start and end <= b for a, b in passages):
-            piece = f'<span class="annotate-passage" style="{_PASSAGE}">{piece}</span>'
-        out.append(piece)
-    return "".join(out)
-
-
-_BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
-_PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
-_MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
-_FOUND = "{} ({}) in the context"
-_MISSING = ":red-background[**{} ({}) not in the context**]"
-_KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
-
-
-def _claim_span(view) -> list[tuple[int, int]]:
-    response, claim = view.trace["response"] or "", view.claim
-    start, end = claim.get("start_offset"), claim.get("end_offset")
-    if start is None or end is None or response[start:end] != claim["text"]:
-        found = response.find(claim["text"])
-        start, end = (found, found + len(claim["text"])) if found >= 0 else (None, None)
-    return [(start, end)] if start is not None and end is not None else []
-
-
-def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
-    """The claim, and a line of its numbers, dates, amounts and names saying whether the
-    context has each: one it lacks stands out. Returns the details (for the context)."""
-    trace, claim = view.trace, view.claim
-    st.caption(
-        fmt(
-            "Trace {} · {} · claim {}",
-            trace["trace_id"],
-            trace.get("feature") or "",
-            view.claim_index + 1,
-        )
-    )
-    details = view.details()
-    marks = [(d.start, d.end) for d in details if not d.in_context]
-    # which claim this is, for a page that must tell two claims of the same text apart
-    claim_key = f"{trace['trace_id']}#{view.claim_index}"
-    st.html(
-        f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
-        f'style="{_BOX} background: rgba(255,220,0,0.15)">'
-        f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
-    )
-    if details:  # the template is ours (one piece per detail); every value is escaped
-        template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
-        st.markdown(fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])]))
-    return details
-
-
-def show_context(view, details: list | None = None) -> None:
-    """Request, response with the claim marked, and each context item with the claim's
-    details marked and the passages sharing most with the claim tinted. All text is
-    HTML-escaped: it shows literally, nothing runs."""
-    trace = view.trace
-    details = view.details() if details is None else details
-    passages = view.passages()
-    st.markdown("**Request**")
-    st.html(
-        f'<div class="annotate-request" style="{_BOX}">{html.escape(trace.get("request") or "(none)")}</div>'
-    )
-    st.markdown("**Response**")
-    response = trace["response"] or ""
-    st.html(
-        f'<div class="annotate-response" style="{_BOX}">{_layered(response, [], _claim_span(view))}</div>'
-    )
-    st.markdown(
-        fmt(
-            "**Context** ({}) · tinted: the passages sharing most with the claim",
-            counted(len(trace["contexts"]), "item"),
-        )
-        if passages
-        else fmt("**Context** ({})", counted(len(trace["contexts"]), "item"))
-    )
-    for number, item in enumerate(trace["contexts"]):
-        text = item["text"] or ""
-        marks = [(s, e) for d in details for i, s, e in d.found if i == number]
-        tinted = [(s, e) for i, s, e, _ in passages if i == number]
-        st.html(
-            f'<div class="annotate-context" style="{_BOX}">'
-            f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
-            f"{_layered(text, tinted, marks)}</div>"
-        )
-
-
-def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
-    """The claim with its details, then its request, response and context."""
-    show_context(view, show_claim_box(view))
-
-
-def stat_row(name: str, stat: dict) -> dict:
-    """One statistic ({"value", "low", "high", "units"} or a reason) as a table row."""
-    return {
-        "statistic": name,
-        "value": stat.get("value"),
-        "low": stat.get("low"),
-        "high": stat.get("high"),
-        "units": stat.get("units"),
-        "note": stat_note(stat),
-    }

@@ -8,7 +8,7 @@ from annotate.errors import AnnotateError, counted
 from annotate.labelling.adjudication import adjudicate, disagreements, judge_disagreements
 from annotate.labelling.session import claim_view, rubric_labels
 from annotate.sampling.samples import list_samples
-from widgets import claims, path
+from widgets import claim_display, claims, path
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -40,7 +40,7 @@ _, labels = rubric_labels(store)
 names = [item["label"] for item in labels]
 by_name = {f"{i['trace_id']} · claim {i['claim_index'] + 1}": i for i in items}
 item = by_name[st.selectbox("Claim", list(by_name), key="adjudicate_claim")]
-ui.show_claim(claim_view(store, item["trace_id"], item["claim_index"]))
+claim_display.show_claim(claim_view(store, item["trace_id"], item["claim_index"]))
 st.subheader("Votes")
 for vote in item["votes"]:
     said = ui.fmt("**{}**: {} ({})", vote["reviewer"], vote["label"], vote["error_type"])

@@ -8,7 +8,7 @@ from annotate.agreement.reliability import PAIR_STATS, STATISTICS, agreement, sa
 from annotate.errors import AnnotateError
 from annotate.report import charts
 from annotate.sampling.samples import list_samples
-from widgets import rating_stats
+from widgets import claim_display, rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -45,7 +45,7 @@ st.caption(
     )
 )
 st.dataframe(
-    pd.DataFrame([ui.stat_row(n, result[n]) for n in STATISTICS]),
+    pd.DataFrame([claim_display.stat_row(n, result[n]) for n in STATISTICS]),
     hide_index=True,
     key="agreement_table",
 )
@@ -60,7 +60,7 @@ with st.expander("Label shares (prevalence)"):
 
 st.subheader("Each pair of reviewers")
 pairs = [
-    {"pair": f"{p['a']} / {p['b']}", **ui.stat_row(name, p)}
+    {"pair": f"{p['a']} / {p['b']}", **claim_display.stat_row(name, p)}
     for name in PAIR_STATS
     for p in result[name]
 ]

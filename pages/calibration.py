@@ -11,14 +11,14 @@ from annotate.agreement.calibration import (
     slice_summary,
 )
 from annotate.judge.labels import UnmappedJudgeLabelError
+from annotate.judge.rubrics.card import judge_calibration, rubric_judge
 from annotate.report import charts
-from annotate.rubrics.card import judge_calibration, rubric_judge
 from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_levels, judge_names
 from annotate.store.samples import attribute_names
 from widgets import calibration as calibration_widgets
-from widgets import rating_stats
+from widgets import claim_display, rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -90,8 +90,8 @@ ui.chart(
 )
 right.dataframe(
     pd.DataFrame(
-        [ui.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
-        + [ui.stat_row("abstained share", cover["abstained_share"])]
+        [claim_display.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
+        + [claim_display.stat_row("abstained share", cover["abstained_share"])]
     ),
     hide_index=True,
     key="calibration_judge_table",
@@ -108,8 +108,8 @@ rater = report["judge_as_rater"]
 st.dataframe(
     pd.DataFrame(
         [
-            ui.stat_row("alpha, reviewers", rater["reviewers"]),
-            ui.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+            claim_display.stat_row("alpha, reviewers", rater["reviewers"]),
+            claim_display.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
         ]
     ),
     hide_index=True,

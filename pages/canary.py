@@ -10,6 +10,7 @@ from annotate.canary.suite import export_jsonl, list_suites
 from annotate.errors import AnnotateError
 from annotate.store.samples import attribute_names
 from widgets import canary as widgets
+from widgets import downloads
 
 user = ui.require_role("lead", "auditor")
 is_lead = user.role == "lead"
@@ -44,7 +45,7 @@ st.dataframe(
     key="canary_suites",
 )
 name = st.selectbox("Suite", [s["name"] for s in suites], key="canary_suite")
-ui.download_button(
+downloads.download_button(
     "Download the suite (JSON Lines)",
     lambda: export_jsonl(store, name),
     file_name=f"{name}.jsonl",

@@ -15,6 +15,7 @@ import ui
 from annotate.errors import counted
 from annotate.labelling.session import rubric_labels, unsupported_labels
 from annotate.store.assignments import reviewer_samples
+from widgets import claim_display
 from widgets import label_panels as panels
 from widgets.label import Desk
 from widgets.ratings import rating_step
@@ -112,7 +113,7 @@ def claim_area() -> None:
     left, right = st.columns([5, 6], gap="medium")
     with left:
         panels.changing_notice(view)  # Back or Reopen: a change, or a final verdict
-        details = ui.show_claim_box(view)
+        details = claim_display.show_claim_box(view)
         mine = held.questions  # this claim's answers and the list
         panels.claim_answers(mine, view)
         verdict_buttons(view, shown)
@@ -121,7 +122,7 @@ def claim_area() -> None:
         panels.revisit(store, desk)
         panels.my_questions_list(mine)
     with right, st.container(height=CONTEXT_HEIGHT, key="label_context"):
-        ui.show_context(view, details)
+        claim_display.show_context(view, details)
     held.prepare(store, view)  # the traces ahead, read while the reviewer reads this claim
 
 

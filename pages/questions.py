@@ -9,6 +9,7 @@ import ui
 from annotate.errors import AnnotateError
 from annotate.labelling.questions import all_questions, answer_question
 from annotate.labelling.session import claim_view
+from widgets import claim_display
 
 user = ui.require_role("lead")
 store = ui.store()
@@ -77,6 +78,6 @@ if "questions_error" in st.session_state:
 
 st.divider()
 try:
-    ui.show_claim(claim_view(store, q["trace_id"], q["claim_index"]))
+    claim_display.show_claim(claim_view(store, q["trace_id"], q["claim_index"]))
 except AnnotateError as exc:
     ui.show_error(exc)

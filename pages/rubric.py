@@ -4,13 +4,14 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate.llm import has_api_key
-from annotate.rubrics.card import card_status
-from annotate.rubrics.exchange import export_markdown, export_yaml
-from annotate.rubrics.loop import calibrated_marks
-from annotate.rubrics.render import card_markdown
-from annotate.rubrics.versions import current_version, get_rubric, list_rubrics
+from annotate.judge.llm import has_api_key
+from annotate.judge.rubrics.card import card_status
+from annotate.judge.rubrics.exchange import export_markdown, export_yaml
+from annotate.judge.rubrics.loop import calibrated_marks
+from annotate.judge.rubrics.render import card_markdown
+from annotate.judge.rubrics.versions import current_version, get_rubric, list_rubrics
 from annotate.sampling.samples import list_samples
+from widgets import downloads
 from widgets import rubric as rubric_widgets
 from widgets import rubric_compare as compare_widgets
 
@@ -76,7 +77,7 @@ for mark in marks[-1:]:
         st.success(ui.fmt("Fresh: fingerprint {}", mark["fingerprint"]))
     st.code("\n".join(card_markdown(mark["card"], status)), language="markdown")
 left, right = st.columns(2)
-ui.download_button(
+downloads.download_button(
     "Download YAML",
     lambda: export_yaml(store, version),
     file_name=f"rubric-v{version}.yaml",
@@ -84,7 +85,7 @@ ui.download_button(
     key="rubric_download_yaml",
     where=left,
 )
-ui.download_button(
+downloads.download_button(
     "Download Markdown",
     lambda: export_markdown(store, version),
     file_name=f"rubric-v{version}.md",

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from annotate.llm import MAX_RETRIES
+from annotate.judge.llm import MAX_RETRIES
 
 
 def message(text: str, input_tokens: int = 120, output_tokens: int = 40) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from fake_anthropic import Reply, message
 from judge_fakes import blocks, verdict_for
 from rubric_data import prepare_rubric_store
 
-from annotate import llm
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.versions import edit_rubric
+from annotate.judge import llm
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.versions import edit_rubric
 
 COUNT = 90
 UNSUPPORTED = COUNT // 3

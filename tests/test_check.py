@@ -17,12 +17,12 @@ from annotate.agreement.calibration import save_thresholds
 from annotate.check import UNKNOWN, CheckInputError, GroundingCheck
 from annotate.check.export import RubricExport, export_of
 from annotate.errors import InputError, UsageError
-from annotate.rubrics.exchange import export_yaml
-from annotate.rubrics.loop import mark_calibrated
-from annotate.rubrics.rubric_file import read_document
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.spec import content_hash
-from annotate.rubrics.versions import BASELINE_MODEL, edit_rubric, make_current
+from annotate.judge.rubrics.exchange import export_yaml
+from annotate.judge.rubrics.loop import mark_calibrated
+from annotate.judge.rubrics.rubric_file import read_document
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.spec import content_hash
+from annotate.judge.rubrics.versions import BASELINE_MODEL, edit_rubric, make_current
 from annotate.store import open_store
 
 COUNT = 60

@@ -19,7 +19,7 @@ from annotate.claims.extraction import (
 )
 from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
-from annotate.llm import fence
+from annotate.judge.llm import fence
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 

@@ -169,8 +169,8 @@ def test_the_rubric_page_compares_versions_marks_calibrated_and_shows_staleness(
     db_path, tmp_path, monkeypatch
 ):
     from annotate.agreement.calibration import save_thresholds
-    from annotate.rubrics.runner import run_judge
-    from annotate.rubrics.versions import edit_rubric, make_current
+    from annotate.judge.rubrics.runner import run_judge
+    from annotate.judge.rubrics.versions import edit_rubric, make_current
 
     store = open_store(db_path)
     prepare_rubric_store(store, tmp_path, count=90)

@@ -11,7 +11,7 @@ from rubric_data import prepare_rubric_store
 
 from annotate.agreement.calibration import save_thresholds
 from annotate.cli.rubrics import _print_report
-from annotate.rubrics.runner import RunReport, estimate_text
+from annotate.judge.rubrics.runner import RunReport, estimate_text
 from annotate.store import open_store
 
 GOOD = FIXTURES / "generic" / "production.jsonl"

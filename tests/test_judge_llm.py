@@ -16,9 +16,9 @@ from fake_anthropic import error, fake_anthropic, message  # noqa: F401 - the fi
 from judge_fakes import answer, verdict_for
 from rubric_data import prepare_rubric_store
 
-from annotate import llm
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.versions import edit_rubric
+from annotate.judge import llm
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.versions import edit_rubric
 from annotate.store import judge_runs as run_sql
 from annotate.store.status import store_status
 
@@ -217,10 +217,10 @@ def test_without_a_key_the_llm_judge_says_so(loop_store, monkeypatch):
 def test_a_proposed_revision_is_a_fenced_recorded_draft_version(
     fresh_store, tmp_path, fake_anthropic
 ):
+    from annotate.judge.rubrics.revise import propose_revision
+    from annotate.judge.rubrics.split import TUNING, ensure_split
+    from annotate.judge.rubrics.versions import current_version
     from annotate.labelling.adjudication import adjudicate
-    from annotate.rubrics.revise import propose_revision
-    from annotate.rubrics.split import TUNING, ensure_split
-    from annotate.rubrics.versions import current_version
 
     prepare_rubric_store(fresh_store, tmp_path, count=30)
     judge = run_judge(fresh_store, "loop", model="offline-baseline").judge

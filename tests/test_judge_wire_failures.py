@@ -13,10 +13,10 @@ from fake_anthropic import Reply, fake_anthropic, message  # noqa: F401 - the fi
 from judge_fakes import answer
 from rubric_data import prepare_rubric_store
 
-from annotate import llm
-from annotate.rubrics import batches
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.versions import edit_rubric
+from annotate.judge import llm
+from annotate.judge.rubrics import batches
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.versions import edit_rubric
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import judge_runs as run_sql

@@ -238,7 +238,7 @@ def rubric_judged(db_path, tmp_path, monkeypatch) -> str:
     from rubric_data import prepare_rubric_store
 
     from annotate.accounts.users import add_user
-    from annotate.rubrics.runner import run_judge
+    from annotate.judge.rubrics.runner import run_judge
 
     store = open_store(db_path)
     prepare_rubric_store(store, tmp_path, count=60)
@@ -252,8 +252,8 @@ def rubric_judged(db_path, tmp_path, monkeypatch) -> str:
 def test_the_report_of_our_judge_says_which_part_it_was_scored_on(rubric_judged, db_path):
     """Catches report.md and report.html that never said their numbers were the held-out
     part (only report.json had `part`)."""
+    from annotate.judge.rubrics.card import judge_calibration
     from annotate.report.document import build_report, render_report
-    from annotate.rubrics.card import judge_calibration
 
     store = open_store(db_path)
     try:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotate.claims.extraction import claim_prompt
-from annotate.llm import fence
+from annotate.judge.llm import fence
 
 JUDGE_TAGS = ("request", "context", "response", "claim")  # what a judge prompt will fence
 # Cyrillic letters that look like Latin ones (TR39 lists each as confusable with its Latin twin)

@@ -13,11 +13,11 @@ from sklearn.metrics import cohen_kappa_score
 from annotate.accounts.users import add_user
 from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
+from annotate.judge.rubrics.versions import edit_rubric, get_rubric
 from annotate.labelling.assignment import assign
 from annotate.labelling.blind import JudgeSeenError
 from annotate.ratings.criteria import criteria_of
 from annotate.ratings.record import RatingError, my_ratings, record_ratings
-from annotate.rubrics.versions import edit_rubric, get_rubric
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import ratings as sql
@@ -219,8 +219,8 @@ def test_the_report_shows_each_rated_criterion(rated_store):
 def test_criteria_travel_through_a_rubric_file(fresh_store, tmp_path):
     import yaml
 
+    from annotate.judge.rubrics.exchange import export_yaml, import_rubric
     from annotate.ratings.criteria import criteria_call
-    from annotate.rubrics.exchange import export_yaml, import_rubric
 
     document = yaml.safe_load(export_yaml(fresh_store, 1))
     assert [c["name"] for c in document["rubric"]["criteria"]] == ["relevance", "coherence"]

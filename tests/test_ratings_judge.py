@@ -15,12 +15,12 @@ from fake_anthropic import Reply, fake_anthropic, message  # noqa: F401 - the fi
 from annotate.accounts.users import add_user
 from annotate.errors import UsageError
 from annotate.ingest.importer import import_traces
+from annotate.judge.rubrics.rating_judge import rate_responses
+from annotate.judge.rubrics.versions import edit_rubric, get_rubric, make_current
 from annotate.labelling.assignment import assign
 from annotate.ratings.calibration import rating_calibration
 from annotate.ratings.criteria import criteria_of
 from annotate.ratings.record import record_ratings
-from annotate.rubrics.rating_judge import rate_responses
-from annotate.rubrics.versions import edit_rubric, get_rubric, make_current
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 
@@ -110,7 +110,7 @@ def test_a_rubric_whose_criteria_call_is_off_is_not_rated(fresh_store):
 def test_with_claims_the_claims_call_also_rates_the_response(fresh_store, tmp_path, fake_anthropic):
     from rubric_data import prepare_rubric_store
 
-    from annotate.rubrics.runner import run_judge
+    from annotate.judge.rubrics.runner import run_judge
 
     store = prepare_rubric_store(fresh_store, tmp_path, count=6)
     v1 = get_rubric(store, 1)

@@ -9,8 +9,8 @@ from conftest import plain, run_app
 from rubric_data import prepare_rubric_store
 
 from annotate.accounts.users import User, add_user
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.versions import edit_rubric
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.versions import edit_rubric
 from annotate.store import open_store
 
 BASELINE = "offline-baseline"

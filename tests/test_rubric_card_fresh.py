@@ -10,7 +10,7 @@ import pytest
 from rubric_data import prepare_rubric_store
 
 from annotate.agreement.calibration import save_thresholds
-from annotate.rubrics.versions import current_version, edit_rubric
+from annotate.judge.rubrics.versions import current_version, edit_rubric
 from annotate.store import open_store
 
 

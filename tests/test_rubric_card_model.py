@@ -8,7 +8,7 @@ import pytest
 from rubric_data import prepare_rubric_store
 
 from annotate.agreement.calibration import save_thresholds
-from annotate.rubrics.versions import edit_rubric, get_rubric
+from annotate.judge.rubrics.versions import edit_rubric, get_rubric
 from annotate.store import open_store
 
 BASELINE = "offline-baseline"

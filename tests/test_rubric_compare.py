@@ -22,7 +22,7 @@ from rubric_compare_data import (
 from scipy.stats import binomtest
 
 from annotate.accounts.users import User
-from annotate.rubrics.compare import PAIRED_STATISTICS, compare_versions, mcnemar_exact
+from annotate.judge.rubrics.compare import PAIRED_STATISTICS, compare_versions, mcnemar_exact
 from annotate.store import open_store
 
 

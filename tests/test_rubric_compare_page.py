@@ -17,8 +17,8 @@ STATISTICS = ("cohen_kappa", "sensitivity", "specificity")
 
 @pytest.fixture
 def two_judges(db_path, tmp_path) -> list[str]:
-    from annotate.rubrics.runner import run_judge
-    from annotate.rubrics.versions import edit_rubric
+    from annotate.judge.rubrics.runner import run_judge
+    from annotate.judge.rubrics.versions import edit_rubric
 
     store = open_store(db_path)
     prepare_rubric_store(store, tmp_path, count=90)
@@ -56,7 +56,7 @@ def same(a: tuple, b: tuple) -> bool:
 def test_the_page_compares_with_the_intervals_of_the_library_and_the_cli(
     two_judges, db_path, monkeypatch, cli
 ):
-    from annotate.rubrics.loop import compare
+    from annotate.judge.rubrics.loop import compare
 
     shown = page_bounds(db_path, monkeypatch, two_judges)
     store = open_store(db_path)

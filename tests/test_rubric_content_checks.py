@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from annotate.rubrics.versions import RubricError, edit_rubric, list_rubrics
+from annotate.judge.rubrics.versions import RubricError, edit_rubric, list_rubrics
 from annotate.store import open_store
 
 

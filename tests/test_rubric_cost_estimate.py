@@ -10,7 +10,7 @@ from fake_anthropic import fake_anthropic  # noqa: F401 - the fixture
 from rubric_data import prepare_rubric_store
 
 from annotate.accounts.users import User
-from annotate.rubrics.versions import edit_rubric, make_current
+from annotate.judge.rubrics.versions import edit_rubric, make_current
 from annotate.store import open_store
 
 UNPRICED = "claude-unpriced-9"

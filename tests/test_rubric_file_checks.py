@@ -12,9 +12,9 @@ import unicodedata
 import pytest
 import yaml
 
-from annotate.llm import fence
-from annotate.rubrics.prompt import TAGS
-from annotate.rubrics.revise import _parser
+from annotate.judge.llm import fence
+from annotate.judge.rubrics.prompt import TAGS
+from annotate.judge.rubrics.revise import _parser
 from annotate.store import open_store
 
 

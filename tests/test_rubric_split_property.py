@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from annotate.ingest.importer import import_traces
 from annotate.ingest.labels import import_labels
-from annotate.rubrics.split import HELD_OUT, ensure_split
+from annotate.judge.rubrics.split import HELD_OUT, ensure_split
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store

@@ -12,15 +12,15 @@ from test_prompt_fences import assert_one_pair_each, injected
 
 from annotate.accounts.users import User
 from annotate.agreement.calibration import calibration, save_thresholds
-from annotate.rubrics import prompt
-from annotate.rubrics.baseline import missing_facts
-from annotate.rubrics.card import build_card, card_status, judge_calibration, scored_units
-from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
-from annotate.rubrics.loop import compare, few_shot_candidates, mark_calibrated
-from annotate.rubrics.render import number
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.split import HELD_OUT, TUNING, ensure_split
-from annotate.rubrics.versions import (
+from annotate.judge.rubrics import prompt
+from annotate.judge.rubrics.baseline import missing_facts
+from annotate.judge.rubrics.card import build_card, card_status, judge_calibration, scored_units
+from annotate.judge.rubrics.exchange import export_markdown, export_yaml, import_rubric
+from annotate.judge.rubrics.loop import compare, few_shot_candidates, mark_calibrated
+from annotate.judge.rubrics.render import number
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.split import HELD_OUT, TUNING, ensure_split
+from annotate.judge.rubrics.versions import (
     BASELINE_MODEL,
     RubricError,
     edit_rubric,

@@ -15,7 +15,7 @@ from rubric_data import prepare_rubric_store
 
 from annotate.accounts.activity import activity
 from annotate.accounts.users import User
-from annotate.rubrics.versions import edit_rubric
+from annotate.judge.rubrics.versions import edit_rubric
 from annotate.store import open_store
 from annotate.store.assignments import put_setting
 

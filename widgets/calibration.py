@@ -14,6 +14,7 @@ from annotate.labelling.session import claim_view
 from annotate.report.document import build_report, render_report
 from annotate.report.render import warm_up
 from annotate.store import Store
+from widgets import claim_display, downloads
 
 
 def judge_label_mapping(store: Store, judge: str, user, is_lead: bool) -> None:
@@ -81,7 +82,7 @@ def disagreements(store: Store, found: list[dict]) -> None:
         )
         chosen = claims[pick]
         ui.show_text("Judge's explanation", chosen["explanation"])
-        ui.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+        claim_display.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
 
 
 def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
@@ -89,8 +90,8 @@ def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
     if st.button("Prepare the report (HTML, Markdown, JSON)", key="calibration_prepare"):
         warm_up()  # the chart engine starts while the agreement numbers are computed
         document = build_report(store, report, actor=user.name)
-        ui.keep_prepared("calibration_report", render_report(document), *settings, report)
-    files = ui.prepared("calibration_report", *settings, report)
+        downloads.keep_prepared("calibration_report", render_report(document), *settings, report)
+    files = downloads.prepared("calibration_report", *settings, report)
     if files:
         kinds = {
             "report.html": "text/html",
@@ -98,7 +99,7 @@ def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
             "report.json": "application/json",
         }
         for column, (name, text) in zip(st.columns(3), files.items(), strict=True):
-            ui.download_button(
+            downloads.download_button(
                 ui.fmt("Download {}", name),
                 text,
                 file_name=name,

@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from annotate import llm
 from annotate.claims.extraction import (
     ClaimSpan,
     claim_flags,
@@ -18,6 +17,7 @@ from annotate.claims.extraction import (
 )
 from annotate.claims.versions import correct_claim, merge_claims, split_claim
 from annotate.errors import AnnotateError, counted
+from annotate.judge import llm
 from annotate.store import Store
 from annotate.store.status import trace_detail
 

@@ -37,8 +37,8 @@ def pull_section(store: Store, user: Any) -> None:
     kind, url, name = server_fields("import")
     if not st.button("Pull new traces", key="import_server_run"):
         return
+    from annotate.connectors.connect import connect
     from annotate.connectors.pull import pull
-    from annotate.connectors.server import connect
 
     bar = st.progress(0.0, text="listing the server's traces…")
 
@@ -70,8 +70,8 @@ def pull_section(store: Store, user: Any) -> None:
 def push_section(store: Store, sample: str, judge: str | None, user: Any) -> None:
     """Rates: preview, then send, the sample's verdicts and card to the server its traces came from."""
     kind, url, name = server_fields("rates")
+    from annotate.connectors.connect import connect
     from annotate.connectors.push import plan_push, push
-    from annotate.connectors.server import connect
 
     left, right = st.columns(2)
     try:

@@ -8,8 +8,8 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError, counted
+from annotate.judge.rubrics.versions import get_rubric
 from annotate.labelling.session import recent_verdicts, skipped_claims
-from annotate.rubrics.versions import get_rubric
 from annotate.store import Store
 
 # Ctrl+Enter (Cmd+Enter) in the note keeps it (Streamlit commits a text area on it) and leaves

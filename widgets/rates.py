@@ -20,6 +20,7 @@ from annotate.rates.gate import save_threshold
 from annotate.rates.inputs import RatesInput
 from annotate.rates.otel import otel_lines
 from annotate.store import Store
+from widgets.downloads import download_button, keep_prepared, prepared
 
 
 def drift_alerts(found: Mapping[str, Any]) -> None:
@@ -177,11 +178,11 @@ def downloads(
         )[0]
         for name, data in files.items():
             record_export(store, user.name, name, data, sample=inputs.sample, origin="rates page")
-        ui.keep_prepared("rates_files", files, *settings)
-    files = ui.prepared("rates_files", *settings)
+        keep_prepared("rates_files", files, *settings)
+    files = prepared("rates_files", *settings)
     if files:
         for column, (name, data) in zip(st.columns(len(files)), files.items(), strict=True):
-            ui.download_button(
+            download_button(
                 ui.fmt("Download {}", name),
                 data,
                 file_name=name,

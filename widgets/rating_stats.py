@@ -12,6 +12,7 @@ from annotate.ratings.calibration import rating_calibration
 from annotate.ratings.estimates import SLICES, rating_estimates
 from annotate.sampling.samples import list_samples
 from annotate.store.ratings import rated_criteria, rating_judges
+from widgets import claim_display
 
 ALL = "(every rated trace)"
 
@@ -33,9 +34,9 @@ def agreement_section(sample: str | None) -> None:
         return
     found = ui.computed(reviewer_agreement, criterion, sample)
     st.caption(ui.fmt("{} responses rated by two or more reviewers", found["units"]))
-    rows = [ui.stat_row(name, found[name]) for name in AGREEMENT]
+    rows = [claim_display.stat_row(name, found[name]) for name in AGREEMENT]
     rows += [
-        ui.stat_row(f"weighted kappa (quadratic) {p['a']} / {p['b']}", p)
+        claim_display.stat_row(f"weighted kappa (quadratic) {p['a']} / {p['b']}", p)
         for p in found["weighted_kappa_quadratic"]
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="agreement_ratings_table")
@@ -67,7 +68,7 @@ def _calibration_table(judges: list[str]) -> None:
             found["units"],
         )
     )
-    rows = [ui.stat_row(name, found[name]) for name in CALIBRATION]
+    rows = [claim_display.stat_row(name, found[name]) for name in CALIBRATION]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_ratings_table")
     st.caption(ui.md(found["readiness"]["verdict"]))
 

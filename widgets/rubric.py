@@ -10,12 +10,12 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError, counted
-from annotate.rubrics.loop import few_shot_candidates, mark_calibrated, not_ready_reason
-from annotate.rubrics.outcomes import run_outcome, unfinished_run
-from annotate.rubrics.render import card_markdown
-from annotate.rubrics.runner import estimate_text, plan_run, run_judge
-from annotate.rubrics.split import ensure_split
-from annotate.rubrics.versions import (
+from annotate.judge.rubrics.loop import few_shot_candidates, mark_calibrated, not_ready_reason
+from annotate.judge.rubrics.outcomes import run_outcome, unfinished_run
+from annotate.judge.rubrics.render import card_markdown
+from annotate.judge.rubrics.runner import estimate_text, plan_run, run_judge
+from annotate.judge.rubrics.split import ensure_split
+from annotate.judge.rubrics.versions import (
     BASELINE_MODEL,
     GRANULARITIES,
     edit_rubric,

@@ -1,5 +1,5 @@
 """The Rubric page's versions side by side (two judges: the paired comparison of
-annotate.rubrics.compare, the numbers `annotate rubric compare` prints; more: each one's
+annotate.judge.rubrics.compare, the numbers `annotate rubric compare` prints; more: each one's
 statistics) and the version's judge runs with their spend."""
 
 from __future__ import annotations
@@ -9,16 +9,17 @@ import streamlit as st
 
 import ui
 from annotate.errors import AnnotateError, counted
-from annotate.rubrics.compare import COMPARE_PARTS, compare_versions, comparison_rows
-from annotate.rubrics.loop import compare, rubric_judges
+from annotate.judge.rubrics.compare import COMPARE_PARTS, compare_versions, comparison_rows
+from annotate.judge.rubrics.loop import compare, rubric_judges
 from annotate.spend.pricing import judge_runs_spend
 from annotate.store import Store
+from widgets import claim_display
 
 
 def show_versions(versions: list[dict]) -> None:
     """Each judge's card statistics on the compared claims, with their own intervals."""
     rows = [
-        {"judge": row["judge"], **ui.stat_row(name, row[name])}
+        {"judge": row["judge"], **claim_display.stat_row(name, row[name])}
         for row in versions
         for name in ("cohen_kappa", "sensitivity", "specificity")
     ]

@@ -117,25 +117,3 @@ def activity(
 def activity_filters(store: Store) -> tuple[list[str], list[str]]:
     """(actors, kinds) that occur in the log, for filter widgets."""
     return sql.act_actors(store), sql.act_kinds(store)
-
-
-def cli_actor(store: Store, name: str | None) -> Actor:
-    """`--as NAME` must name an active account; without it, the OS user acts."""
-    from annotate.accounts.users import find_account  # it records acts: imported here
-    from annotate.errors import UsageError
-
-    if name is None:
-        return os_actor()
-    if not name.strip():
-        raise UsageError("--as needs an account name; leave --as out to act as the OS user")
-    row = find_account(store, name)  # as sign-in finds it: any case, any Unicode spelling
-    if row is None or row["external"]:
-        raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")
-    if not row["active"]:
-        raise UsageError(f"--as {name}: the account {name!r} is deactivated")
-    if row["role"] == "reviewer":  # blind to the judge and to others' labels, as in the app
-        raise UsageError(
-            f"--as {name}: {name!r} is a reviewer, and reviewers label in the app: no command "
-            "reads or acts in a reviewer's name; use --as with a lead's or an auditor's name"
-        )
-    return Actor(row["name"], "cli", row["role"])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from annotate.accounts.activity import Actor, as_actor, record_act
+from annotate.accounts.activity import Actor, as_actor, os_actor, record_act
 from annotate.accounts.throttle import FREE_TRIES as FREE_TRIES  # where callers know it
 from annotate.accounts.throttle import Try, say_duration, try_wait
 from annotate.errors import UsageError
@@ -289,3 +289,22 @@ def list_users(store: Store) -> list[User]:
 def reviewer_names(store: Store) -> list[str]:
     """Active accounts that can label, for assignment."""
     return sql.labeller_names(store)
+
+
+def cli_actor(store: Store, name: str | None) -> Actor:
+    """`--as NAME` must name an active account; without it, the OS user acts."""
+    if name is None:
+        return os_actor()
+    if not name.strip():
+        raise UsageError("--as needs an account name; leave --as out to act as the OS user")
+    row = find_account(store, name)  # as sign-in finds it: any case, any Unicode spelling
+    if row is None or row["external"]:
+        raise UsageError(f"--as {name}: no account named {name!r}; see `annotate user list`")
+    if not row["active"]:
+        raise UsageError(f"--as {name}: the account {name!r} is deactivated")
+    if row["role"] == "reviewer":  # blind to the judge and to others' labels, as in the app
+        raise UsageError(
+            f"--as {name}: {name!r} is a reviewer, and reviewers label in the app: no command "
+            "reads or acts in a reviewer's name; use --as with a lead's or an auditor's name"
+        )
+    return Actor(row["name"], "cli", row["role"])

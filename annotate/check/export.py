@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate.errors import InputError
-from annotate.rubrics.rubric_file import read_document
-from annotate.rubrics.spec import (
+from annotate.judge.rubrics.rubric_file import read_document
+from annotate.judge.rubrics.spec import (
     BASELINE_MODEL,
     SPEC_KEYS,
     Rubric,

@@ -1,5 +1,5 @@
 """The runtime grounding check a production app calls: a calibrated rubric export judged
-through the judge's own prompt, fences and answer parsing (annotate.rubrics.prompt, llm), or the
+through the judge's own prompt, fences and answer parsing (annotate.judge.rubrics.prompt, llm), or the
 offline baseline; a deadline after which the caller's fallback verdict stands (never true).
 
 No store, no Streamlit, no app: a fresh interpreter importing annotate.check can run it.
@@ -13,15 +13,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from annotate import llm
 from annotate.check.export import RubricExport, is_baseline, load_export
 from annotate.check.material import claim_spans, material_of
 from annotate.check.result import UNKNOWN, CheckResult, ClaimVerdict, claim_outcome
 from annotate.check.result import grounded as grounded_answer
 from annotate.errors import UsageError
-from annotate.rubrics import prompt
-from annotate.rubrics.baseline import baseline_verdict
-from annotate.rubrics.spec import BASELINE_MODEL
+from annotate.judge import llm
+from annotate.judge.rubrics import prompt
+from annotate.judge.rubrics.baseline import baseline_verdict
+from annotate.judge.rubrics.spec import BASELINE_MODEL
 from annotate.stats.gold import UNSUPPORTED
 
 DEFAULT_TIMEOUT = 10.0  # seconds for the whole check; then the fallback verdict

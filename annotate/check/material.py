@@ -1,5 +1,5 @@
 """The answer to check as the judge's prompt takes it: request, context documents and response
-(the shape annotate.rubrics.prompt fences), and its claims (given, or split by sentence as
+(the shape annotate.judge.rubrics.prompt fences), and its claims (given, or split by sentence as
 `annotate claims --extractor sentences` splits them). Bad input names its field and the fix.
 """
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.claims.sentences import ClaimSpan
-from annotate.rubrics.prompt import Verdict
+from annotate.judge.rubrics.prompt import Verdict
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, response_outcome
 
 UNKNOWN = "unknown"

@@ -1,5 +1,5 @@
 """claims: the claims of a sampled trace: provided by the trace, split by sentence, or extracted
-by an LLM through `annotate.llm`; each new set a new claim version.
+by an LLM through `annotate.judge.llm`; each new set a new claim version.
 
 May import sampling/, accounts/, llm, store/ and errors.
 """

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from annotate import llm
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.claims.sentences import ClaimSpan, split_sentences  # noqa: F401 - imported from here
 from annotate.errors import UsageError
+from annotate.judge import llm
 from annotate.sampling.samples import known_sample_traces, sample_trace_ids
 from annotate.spend.pricing import last_call_id, spend_after
 from annotate.store import Store

@@ -25,7 +25,7 @@ from annotate.cli.console import RESAMPLES, SEED, out_dir, shown
 from annotate.cli.ratings import add_criterion, run_rating_agreement, run_rating_calibration
 from annotate.errors import UsageError, counted
 from annotate.judge.labels import mapping_rows, parse_assignment, set_label
-from annotate.rubrics.card import judge_calibration, rubric_judge
+from annotate.judge.rubrics.card import judge_calibration, rubric_judge
 from annotate.store.assignments import judge_names
 
 

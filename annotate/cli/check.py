@@ -89,8 +89,8 @@ def _export(args: argparse.Namespace) -> RubricExport:
             "annotate check needs --rubric FILE.yaml (write it with `annotate rubric export N`), "
             "or --baseline to check offline"
         )
-    from annotate.rubrics.exchange import export_document
-    from annotate.rubrics.versions import current_version
+    from annotate.judge.rubrics.exchange import export_document
+    from annotate.judge.rubrics.versions import current_version
     from annotate.store import open_store, resolve_db_path
 
     store = open_store(resolve_db_path(args.db), read_only=True)

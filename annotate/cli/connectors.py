@@ -71,7 +71,7 @@ def server_of(args: argparse.Namespace, url: str) -> Any:
         flag = "--experiment" if args.server == "phoenix" else "--project"
         raise UsageError(f"{flag} is for the other server; with --from {args.server} use "
                          f"{'--project' if args.server == 'phoenix' else '--experiment'}")  # fmt: skip
-    from annotate.connectors.server import connect  # a server's client loads only when used
+    from annotate.connectors.connect import connect  # a server's client loads only when used
 
     return connect(args.server, url, name or "", getattr(args, "server_filter", None))
 

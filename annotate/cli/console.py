@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from annotate.accounts.activity import cli_actor
+from annotate.accounts.users import cli_actor
 from annotate.errors import UsageError
 from annotate.store import Store, open_store, resolve_db_path
 

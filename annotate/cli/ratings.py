@@ -112,7 +112,7 @@ def add_ratings_commands(commands: Any, common: Any, writer: Any, emit: Any, say
 
 
 def run_judge_ratings(args: argparse.Namespace, writer: Any, emit: Any) -> int:
-    from annotate.rubrics.rating_judge import rate_responses
+    from annotate.judge.rubrics.rating_judge import rate_responses
 
     with writer(args) as store:
         found = rate_responses(store, args.sample, args.version, args.actor)

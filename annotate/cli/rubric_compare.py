@@ -1,5 +1,5 @@
 """`annotate rubric compare A B --sample NAME`: parsing and printing only; the numbers come from
-annotate.rubrics.compare (the Rubric page calls the same function).
+annotate.judge.rubrics.compare (the Rubric page calls the same function).
 
 Exit codes, for CI: 0 when B is not worse than A by more than --margin on any paired
 difference's lower bound, 1 when it is, 2 usage errors.
@@ -13,7 +13,7 @@ from typing import Any
 
 from annotate.cli.console import shown
 from annotate.errors import counted, slice_label
-from annotate.rubrics.compare import (
+from annotate.judge.rubrics.compare import (
     COMPARE_PARTS,
     DEFAULT_MARGIN,
     PAIRED_STATISTICS,
@@ -21,7 +21,7 @@ from annotate.rubrics.compare import (
     comparison_rows,
     judge_of,
 )
-from annotate.rubrics.split import HELD_OUT
+from annotate.judge.rubrics.split import HELD_OUT
 
 EXIT_WORSE = 1
 

@@ -1,5 +1,5 @@
 """The `annotate judge` and `annotate rubric list | show | export | import | current | calibrate
-| propose` commands: parsing and printing; the work is in annotate.rubrics."""
+| propose` commands: parsing and printing; the work is in annotate.judge.rubrics."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 from annotate.cli.console import out_file, shown
 from annotate.errors import UsageError, counted, slice_label
-from annotate.rubrics.card import build_card, card_status
-from annotate.rubrics.exchange import export_markdown, export_yaml, import_rubric
-from annotate.rubrics.loop import calibrated_marks, mark_calibrated, not_ready_reason
-from annotate.rubrics.render import card_markdown
-from annotate.rubrics.runner import estimate_text, nothing_to_judge, run_judge
-from annotate.rubrics.versions import (
+from annotate.judge.rubrics.card import build_card, card_status
+from annotate.judge.rubrics.exchange import export_markdown, export_yaml, import_rubric
+from annotate.judge.rubrics.loop import calibrated_marks, mark_calibrated, not_ready_reason
+from annotate.judge.rubrics.render import card_markdown
+from annotate.judge.rubrics.runner import estimate_text, nothing_to_judge, run_judge
+from annotate.judge.rubrics.versions import (
     BASELINE_MODEL,
     current_version,
     get_rubric,
@@ -269,7 +269,7 @@ def run_calibrate(args: argparse.Namespace, writer: Any, emit: Any, say: Any) ->
 
 
 def run_propose(args: argparse.Namespace, writer: Any, emit: Any) -> int:
-    from annotate.rubrics.revise import propose
+    from annotate.judge.rubrics.revise import propose
 
     with writer(args) as store:
         judge = get_rubric(store, args.version).judge_name(args.model)

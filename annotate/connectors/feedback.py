@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate.agreement.calibration import calibration
+from annotate.judge.rubrics.card import CARD_STATISTICS
+from annotate.judge.rubrics.render import number
 from annotate.labelling.evidence import load_evidence
 from annotate.rates.inputs import load_inputs
-from annotate.rubrics.card import CARD_STATISTICS
-from annotate.rubrics.render import number
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, ClaimGold, claim_gold, response_gold
 
 GOLD = "annotate.gold"

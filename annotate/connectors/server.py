@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from annotate.errors import AnnotateError, UsageError
+from annotate.errors import AnnotateError
 
 CLIENT_MODULES = ("httpx", "httpcore", "mlflow", "requests", "urllib3")
 
@@ -75,28 +75,3 @@ class Server(Protocol):
     def send(self, feedback: Feedback, remote_id: str | None) -> str | None: ...
 
     def set_card(self, name: str, text: str) -> None: ...
-
-
-def connect(kind: str, url: str, name: str, where: str | None = None) -> Server:
-    """The server of `kind` at `url`: `name` is its Phoenix project or MLflow experiment;
-    `where`, MLflow's own search_traces filter (`tags.env = 'prod'`), ANDed with the window."""
-    if not str(url or "").strip():
-        raise UsageError(f"give the {kind} server's address, e.g. http://localhost:6006")
-    with talking_to(f"{kind} {url}", "connecting"):
-        return _connected(kind, url, name, where)
-
-
-def _connected(kind: str, url: str, name: str, where: str | None) -> Server:
-    if kind == "phoenix":
-        from annotate.connectors.phoenix import PhoenixServer
-
-        if where:
-            raise UsageError(
-                "--server-filter is MLflow's search_traces filter; for Phoenix use --since/--until"
-            )
-        return PhoenixServer(url, name)
-    if kind == "mlflow":
-        from annotate.connectors.mlflow import MlflowServer
-
-        return MlflowServer(url, name, where=where)
-    raise UsageError(f"unknown tracing server {kind!r}; use phoenix or mlflow")

@@ -10,8 +10,7 @@ their draw and stratum: their draw's probabilities are scaled by the share label
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd

@@ -27,7 +27,7 @@ from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import InputError, StoreError
 from annotate.ingest.importer import import_rows
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
-from annotate.sampling.samples import (
+from annotate.sampling.drawn import (
     Plan,
     _check_columns_have_values,
     _sample_record,

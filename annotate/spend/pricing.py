@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from annotate import llm
 from annotate.errors import counted
+from annotate.judge import llm
 from annotate.store import Store
 from annotate.store import judge_runs as run_sql
 from annotate.store import spend as sql

@@ -3,5 +3,5 @@ intervals (Wilson, BCa bootstrap), gold rules, the judge vs gold, the alternativ
 
 Numbers in, numbers out: imports numpy, scipy (scipy.special only: scipy.stats takes ~0.3-0.9 s
 to import), krippendorff, threadpoolctl and `annotate.errors`; never store/,
-never an LLM (anthropic, `annotate.llm`), never streamlit (checked by import-linter).
+never an LLM (anthropic, `annotate.judge.llm`), never streamlit (checked by import-linter).
 """

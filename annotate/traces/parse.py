@@ -33,6 +33,7 @@ from annotate.traces.rows import (
     shown,
     unexpected_error,
 )
+from annotate.traces.rows import FieldInvalid as _Invalid
 from annotate.traces.verdict_fields import check_claim_references, rated_label, trace_ratings
 
 KNOWN_FIELDS = (
@@ -51,12 +52,6 @@ KNOWN_FIELDS = (
 )
 REQUIRED_FIELDS = ("trace_id", "response", "context")
 JUDGE_LEVELS = ("claim", "response")
-
-
-class _Invalid(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        self.message = message
 
 
 def parse_record(record: Record) -> Trace | list[RowError]:

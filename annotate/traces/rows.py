@@ -166,3 +166,11 @@ def unexpected_error(record: Record, exc: BaseException) -> RowError:
         "this is a bug in annotate, please report it with this row",
         record.unit,
     )
+
+
+class FieldInvalid(Exception):
+    """One field of a row is wrong: parse.py collects these into the row's errors."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message

@@ -10,15 +10,13 @@ from typing import Any
 
 from annotate.errors import counted
 from annotate.traces.limits import check_finite, check_name
-from annotate.traces.rows import Claim, JudgeVerdict, describe_type
+from annotate.traces.rows import Claim, FieldInvalid, JudgeVerdict, describe_type
 
 Ratings = tuple[tuple[str, float], ...]
 
 
 def _invalid(field: str, message: str) -> Exception:
-    from annotate.traces.parse import _Invalid  # parse.py imports this module: at call time
-
-    return _Invalid(field, message)
+    return FieldInvalid(field, message)
 
 
 def _checked(field: str, check: Any, value: Any) -> Any:

@@ -30,7 +30,7 @@ from rubric_data import trace_rows  # noqa: E402
 from annotate.check import GroundingCheck  # noqa: E402
 from annotate.check.export import RubricExport, export_of  # noqa: E402
 from annotate.claims.sentences import split_sentences  # noqa: E402
-from annotate.rubrics.exchange import export_document  # noqa: E402
+from annotate.judge.rubrics.exchange import export_document  # noqa: E402
 from annotate.store import open_store  # noqa: E402
 from tests.bench.figures import bench_size, show  # noqa: E402
 

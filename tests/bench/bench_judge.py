@@ -23,8 +23,8 @@ from fake_anthropic import FakeAnthropic, start, stop  # noqa: E402
 from judge_fakes import answer  # noqa: E402
 from rubric_data import prepare_rubric_store  # noqa: E402
 
-from annotate import llm  # noqa: E402
-from annotate.rubrics.runner import run_judge  # noqa: E402
+from annotate.judge import llm  # noqa: E402
+from annotate.judge.rubrics.runner import run_judge  # noqa: E402
 from annotate.store import open_store  # noqa: E402
 from tests.bench.figures import bench_size, show  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Downloads in a real browser: the bytes reach only the signed-in session that asked for them.
 
 Streamlit's st.download_button served a file at /media/<hash of its content>, answering 200
-with no cookie, after Log out and after the browser closed. ui.download_button hands the bytes
+with no cookie, after Log out and after the browser closed. downloads.download_button hands the bytes
 over the session's websocket and the page saves them from a blob: URL: the URL of the
 download is refused with no cookie, with a reviewer's cookie, and after Log out.
 """

@@ -24,13 +24,13 @@ from rubric_data import label_rows, trace_rows
 from annotate.agreement.calibration import calibration, save_thresholds
 from annotate.ingest.importer import import_traces
 from annotate.ingest.labels import import_labels
+from annotate.judge.rubrics.card import card_status
+from annotate.judge.rubrics.exchange import export_markdown, latest_calibration
+from annotate.judge.rubrics.loop import mark_calibrated
+from annotate.judge.rubrics.render import card_markdown
+from annotate.judge.rubrics.runner import run_judge
+from annotate.judge.rubrics.versions import BASELINE_MODEL, edit_rubric, get_rubric, make_current
 from annotate.report.document import build_report, render_report
-from annotate.rubrics.card import card_status
-from annotate.rubrics.exchange import export_markdown, latest_calibration
-from annotate.rubrics.loop import mark_calibrated
-from annotate.rubrics.render import card_markdown
-from annotate.rubrics.runner import run_judge
-from annotate.rubrics.versions import BASELINE_MODEL, edit_rubric, get_rubric, make_current
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import Store, open_store

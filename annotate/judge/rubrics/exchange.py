@@ -9,11 +9,11 @@ from typing import Any
 
 from annotate.accounts.activity import Actor
 from annotate.errors import InputError, slice_label
+from annotate.judge.rubrics.card import card_status
+from annotate.judge.rubrics.render import card_markdown, cell
+from annotate.judge.rubrics.rubric_file import FORMAT, MAX_BYTES, dump_document, read_document  # noqa: F401
+from annotate.judge.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version
 from annotate.ratings.criteria import CRITERIA_KEYS
-from annotate.rubrics.card import card_status
-from annotate.rubrics.render import card_markdown, cell
-from annotate.rubrics.rubric_file import FORMAT, MAX_BYTES, dump_document, read_document  # noqa: F401
-from annotate.rubrics.versions import SPEC_KEYS, Rubric, RubricError, get_rubric, save_version
 from annotate.store import Store
 from annotate.store import rubrics as sql
 from annotate.traces.markdown import inert_lines

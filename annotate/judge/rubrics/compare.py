@@ -20,10 +20,10 @@ import numpy as np
 from annotate.agreement.calibration import MIN_GOLD, calibration
 from annotate.errors import UsageError
 from annotate.judge.labels import ABSTAINED
+from annotate.judge.rubrics.card import CARD_STATISTICS, REPETITIONS, rubric_judge, scored_units
+from annotate.judge.rubrics.split import HELD_OUT, PARTS
+from annotate.judge.rubrics.versions import get_rubric
 from annotate.labelling.evidence import judge_labels, load_evidence
-from annotate.rubrics.card import CARD_STATISTICS, REPETITIONS, rubric_judge, scored_units
-from annotate.rubrics.split import HELD_OUT, PARTS
-from annotate.rubrics.versions import get_rubric
 from annotate.stats import coefficients as stats
 from annotate.stats.gold import UNSUPPORTED, claim_gold
 from annotate.stats.judge import (

@@ -11,12 +11,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from annotate import llm
 from annotate.accounts.activity import Actor, record_act
 from annotate.errors import UsageError
-from annotate.rubrics.card import rubric_judge
-from annotate.rubrics.loop import disagreements_on_tuning, few_shot_candidates
-from annotate.rubrics.versions import Rubric, get_rubric, save_version
+from annotate.judge import llm
+from annotate.judge.rubrics.card import rubric_judge
+from annotate.judge.rubrics.loop import disagreements_on_tuning, few_shot_candidates
+from annotate.judge.rubrics.versions import Rubric, get_rubric, save_version
 from annotate.spend.pricing import last_call_id, spend_after
 from annotate.store import Store
 

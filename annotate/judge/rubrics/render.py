@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from annotate.rubrics.card import CARD_STATISTICS
-from annotate.rubrics.split import HELD_OUT, TUNING
+from annotate.judge.rubrics.card import CARD_STATISTICS
+from annotate.judge.rubrics.split import HELD_OUT, TUNING
 from annotate.traces.markdown import inert
 
 

@@ -10,8 +10,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotate import llm
 from annotate.accounts.activity import Actor, record_act
+from annotate.judge import llm
+from annotate.judge.rubrics.prompt import defused, prefix
+from annotate.judge.rubrics.spec import Rubric, RubricError
+from annotate.judge.rubrics.versions import get_rubric
 from annotate.ratings.criteria import (
     criteria_call,
     criteria_of,
@@ -19,9 +22,6 @@ from annotate.ratings.criteria import (
     parse_scores,
     scores_schema,
 )
-from annotate.rubrics.prompt import defused, prefix
-from annotate.rubrics.spec import Rubric, RubricError
-from annotate.rubrics.versions import get_rubric
 from annotate.sampling.samples import sample_trace_ids
 from annotate.store import Store
 from annotate.store import judge_runs as runs_sql

@@ -10,16 +10,16 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import UsageError
-from annotate.labelling.evidence import judge_labels, load_evidence
-from annotate.rubrics.card import (
+from annotate.judge.rubrics.card import (
     REPETITIONS,
     build_card,
     judge_calibration,
     ready_slices,
     rubric_judge,
 )
-from annotate.rubrics.prompt import context_text
-from annotate.rubrics.split import HELD_OUT, TUNING
+from annotate.judge.rubrics.prompt import context_text
+from annotate.judge.rubrics.split import HELD_OUT, TUNING
+from annotate.labelling.evidence import judge_labels, load_evidence
 from annotate.stats.gold import claim_gold
 from annotate.store import Store
 from annotate.store import judge_runs as run_sql
@@ -45,7 +45,7 @@ def compare(
 ) -> dict[str, Any]:
     """Each judge's statistics on the claims every one of them judged (the same claims as
     `compare_versions`, which adds the paired differences for two), and for two the flips."""
-    from annotate.rubrics.compare import common_units, flips_of, version_statistics
+    from annotate.judge.rubrics.compare import common_units, flips_of, version_statistics
 
     evidence = load_evidence(store, sample)
     gold = {u: g.binary for u, g in claim_gold(evidence).items()}

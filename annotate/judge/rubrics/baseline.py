@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from annotate.rubrics.prompt import Verdict, context_text
-from annotate.rubrics.spec import Rubric
+from annotate.judge.rubrics.prompt import Verdict, context_text
+from annotate.judge.rubrics.spec import Rubric
 
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _MONTHS = [

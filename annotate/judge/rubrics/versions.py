@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor, record_act
-from annotate.ratings.criteria import CRITERIA_KEYS, criteria_extra
-from annotate.rubrics.spec import (  # noqa: F401 - their home was here; callers import them here
+from annotate.judge.rubrics.spec import (  # noqa: F401 - their home was here; callers import them here
     BASELINE_MODEL,
     GRANULARITIES,
     SPEC_KEYS,
@@ -25,6 +24,7 @@ from annotate.rubrics.spec import (  # noqa: F401 - their home was here; callers
     check_texts,
     content_hash,
 )
+from annotate.ratings.criteria import CRITERIA_KEYS, criteria_extra
 from annotate.store import Store
 from annotate.store import rubrics as sql
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from annotate.agreement.calibration import EPSILON, calibration, load_thresholds
 from annotate.agreement.reliability import agreement
-from annotate.rubrics import prompt
-from annotate.rubrics.runner import few_shot_units
-from annotate.rubrics.split import HELD_OUT, PARTS, TUNING, ensure_split
-from annotate.rubrics.versions import Rubric, RubricError, current_version, get_rubric
+from annotate.judge.rubrics import prompt
+from annotate.judge.rubrics.runner import few_shot_units
+from annotate.judge.rubrics.split import HELD_OUT, PARTS, TUNING, ensure_split
+from annotate.judge.rubrics.versions import Rubric, RubricError, current_version, get_rubric
 from annotate.store import Store
 
 CARD_STATISTICS = ("sensitivity", "specificity", "cohen_kappa")

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotate import llm
+from annotate.judge import llm
+from annotate.judge.rubrics.spec import Rubric
 from annotate.ratings.criteria import Rated, criteria_text, parse_scores, scores_schema, with_claims
-from annotate.rubrics.spec import Rubric
 
 TAGS = ("request", "context", "response", "claim", "claims", "example")
 QUESTION_ANSWERS = ("yes", "no", "unknown")

@@ -9,10 +9,10 @@ import threading
 import time
 from typing import Any
 
-from annotate import llm
 from annotate.accounts.activity import Actor
-from annotate.rubrics import prompt
-from annotate.rubrics.runner import (
+from annotate.judge import llm
+from annotate.judge.rubrics import prompt
+from annotate.judge.rubrics.run_steps import (
     Job,
     Plan,
     Progress,

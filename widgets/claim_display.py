@@ -1,0 +1,126 @@
+"""How a claim and its trace are shown (Label, Adjudicate, Questions) and one statistic's table
+row (Agreement, Calibration): untrusted text escaped character by character, the passages the
+claim cites tinted, the figures it states marked where the context lacks them."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from annotate.errors import counted
+from annotate.report.render import stat_note
+from ui import fmt
+
+
+def _layered(
+    text: str, passages: list[tuple[int, int]], marks: list[tuple[int, int]], mark: str = "<mark>"
+) -> str:
+    """Escape every character of untrusted text; the passages get a tinted background, the
+    marks a <mark> (both may overlap: each piece of text is wrapped in what covers it)."""
+    cuts = sorted({0, len(text), *[p for span in passages + marks for p in span]})
+    out = []
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        piece = html.escape(text[start:end])
+        if any(a <= start and end <= b for a, b in marks):
+            piece = f"{mark}{piece}</mark>"
+        if any(a <= start and end <= b for a, b in passages):
+            piece = f'<span class="annotate-passage" style="{_PASSAGE}">{piece}</span>'
+        out.append(piece)
+    return "".join(out)
+
+
+_BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
+_PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
+_MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
+_FOUND = "{} ({}) in the context"
+_MISSING = ":red-background[**{} ({}) not in the context**]"
+_KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
+
+
+def _claim_span(view) -> list[tuple[int, int]]:
+    response, claim = view.trace["response"] or "", view.claim
+    start, end = claim.get("start_offset"), claim.get("end_offset")
+    if start is None or end is None or response[start:end] != claim["text"]:
+        found = response.find(claim["text"])
+        start, end = (found, found + len(claim["text"])) if found >= 0 else (None, None)
+    return [(start, end)] if start is not None and end is not None else []
+
+
+def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
+    """The claim, and a line of its numbers, dates, amounts and names saying whether the
+    context has each: one it lacks stands out. Returns the details (for the context)."""
+    trace, claim = view.trace, view.claim
+    st.caption(
+        fmt(
+            "Trace {} · {} · claim {}",
+            trace["trace_id"],
+            trace.get("feature") or "",
+            view.claim_index + 1,
+        )
+    )
+    details = view.details()
+    marks = [(d.start, d.end) for d in details if not d.in_context]
+    # which claim this is, for a page that must tell two claims of the same text apart
+    claim_key = f"{trace['trace_id']}#{view.claim_index}"
+    st.html(
+        f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
+        f'style="{_BOX} background: rgba(255,220,0,0.15)">'
+        f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
+    )
+    if details:  # the template is ours (one piece per detail); every value is escaped
+        template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
+        st.markdown(fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])]))
+    return details
+
+
+def show_context(view, details: list | None = None) -> None:
+    """Request, response with the claim marked, and each context item with the claim's
+    details marked and the passages sharing most with the claim tinted. All text is
+    HTML-escaped: it shows literally, nothing runs."""
+    trace = view.trace
+    details = view.details() if details is None else details
+    passages = view.passages()
+    st.markdown("**Request**")
+    st.html(
+        f'<div class="annotate-request" style="{_BOX}">{html.escape(trace.get("request") or "(none)")}</div>'
+    )
+    st.markdown("**Response**")
+    response = trace["response"] or ""
+    st.html(
+        f'<div class="annotate-response" style="{_BOX}">{_layered(response, [], _claim_span(view))}</div>'
+    )
+    st.markdown(
+        fmt(
+            "**Context** ({}) · tinted: the passages sharing most with the claim",
+            counted(len(trace["contexts"]), "item"),
+        )
+        if passages
+        else fmt("**Context** ({})", counted(len(trace["contexts"]), "item"))
+    )
+    for number, item in enumerate(trace["contexts"]):
+        text = item["text"] or ""
+        marks = [(s, e) for d in details for i, s, e in d.found if i == number]
+        tinted = [(s, e) for i, s, e, _ in passages if i == number]
+        st.html(
+            f'<div class="annotate-context" style="{_BOX}">'
+            f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
+            f"{_layered(text, tinted, marks)}</div>"
+        )
+
+
+def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView
+    """The claim with its details, then its request, response and context."""
+    show_context(view, show_claim_box(view))
+
+
+def stat_row(name: str, stat: dict) -> dict:
+    """One statistic ({"value", "low", "high", "units"} or a reason) as a table row."""
+    return {
+        "statistic": name,
+        "value": stat.get("value"),
+        "low": stat.get("low"),
+        "high": stat.get("high"),
+        "units": stat.get("units"),
+        "note": stat_note(stat),
+    }
