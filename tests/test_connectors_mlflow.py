@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.connectors.fixtures import PROJECT, ROUNDS, mlflow_url  # noqa: F401
+from tests.connectors.fixtures import PROJECT, RAG_PROJECT, ROUNDS, mlflow_url  # noqa: F401
 from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, stored
 from tests.producers.traffic import KINDS
 
@@ -31,9 +31,9 @@ def clients(url: str):
     return MlflowClient(tracking_uri=url), TracingClient(tracking_uri=url)
 
 
-def experiment_traces(url: str) -> list:
+def experiment_traces(url: str, name: str = PROJECT) -> list:
     client, tracing = clients(url)
-    experiment = client.get_experiment_by_name(PROJECT).experiment_id
+    experiment = client.get_experiment_by_name(name).experiment_id
     return list(tracing.search_traces(experiment_ids=[experiment], max_results=500))
 
 
@@ -106,3 +106,28 @@ def test_pushed_verdicts_read_back_once_each_with_note_and_error_type(mlflow_url
     client, _ = clients(mlflow_url)
     tags = client.get_experiment_by_name(PROJECT).tags
     assert tags["annotate.calibration_card.s"].startswith("annotate calibration card: judge ")
+
+
+def test_a_sample_from_the_server_equals_the_sample_of_the_same_traces_pulled(
+    mlflow_url, tmp_path, cli
+):
+    """Drawn from MLflow's trace list (ids and the traces' tags: MLflow tags a trace, and the
+    import reads the same tags), only the drawn traces fetched; the same experiment pulled
+    whole and sampled with the same seed: the same sample, stratum for stratum.
+    The experiment holds one call per trace (no streamed call, no tool step), as the rule needs."""
+    _, tracing = clients(mlflow_url)
+    for index, trace in enumerate(experiment_traces(mlflow_url, RAG_PROJECT)):
+        tracing.set_trace_tag(trace.info.trace_id, "feature", ("billing", "returns")[index % 2])
+    args = ("--name", "s", "--n", "4", "--by", "feature", "--seed", "11", "--json")
+    where = ("mlflow", mlflow_url, "--experiment", RAG_PROJECT)
+    server = cli("sample", "--from", *where, *args, db=tmp_path / "server.duckdb")
+    assert server.code == 0, server.err
+    pulled = cli("import", "--from", *where, db=tmp_path / "file.duckdb")
+    assert pulled.code == 0, pulled.err
+    from_file = cli("sample", *args, db=tmp_path / "file.duckdb")
+    assert from_file.code == 0, from_file.err
+    drawn, expected = server.json(), from_file.json()
+    assert drawn["trace_ids"] == expected["trace_ids"] and len(drawn["trace_ids"]) == 4
+    assert drawn["strata"] == expected["strata"]  # the same N_h, n_h and inclusion probability
+    fetched = stored(tmp_path / "server.duckdb", "SELECT count(*) FROM traces")[0][0]
+    assert fetched == 4 < expected["frame_size"]  # only the drawn traces came in

@@ -14,12 +14,13 @@ from typing import Any
 from annotate.connectors import client_module
 from annotate.connectors.server import Feedback, Listed
 from annotate.errors import UsageError
+from annotate.ingest.mlflow_tables import STRATUM_TAGS
 
 PAGE = 500  # traces per search_traces request (the server's own maximum is larger)
 OURS = "annotate."  # names of what we wrote: never pulled back as a judge's verdicts
 SOURCES = {"HUMAN": "HUMAN", "LLM": "LLM_JUDGE"}
 CARD_TAG = "annotate.calibration_card"
-STRATA = ("feature", "risk_category", "model")
+STRATA = STRATUM_TAGS  # the tags a trace list gives as stratum columns: the import reads the same
 
 
 class MlflowServer:

@@ -23,10 +23,12 @@ from annotate.connectors.server import Listed, Server, talking_to
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
 from annotate.sampling.samples import (
     Plan,
+    _check_columns_have_values,
     _sample_record,
     _sizes,
     _store_draw,
     check_name_free,
+    check_spec_shape,
     excluded_counts,
 )
 from annotate.store import Store
@@ -66,11 +68,13 @@ def _unit(entry: Listed) -> str:
 def plan_from_server(
     server: Server, spec: SampleSpec, since: datetime | None = None, until: datetime | None = None
 ) -> tuple[Plan, dict[Key, list[Listed]]]:
+    check_spec_shape(spec)
     with talking_to(server.source, "listing its traces"):
         strata = frame_strata(list(server.list_traces(since, until, strata=True)), spec.by)
     if not strata:
         raise SampleError(f"{server.source} holds no trace in the window: nothing to draw from")
     counts: list[tuple[Any, int, float | None]] = [(k, len(e), None) for k, e in strata.items()]
+    _check_columns_have_values(spec, counts)  # as a draw from the store checks
     sizes = _sizes(spec, counts)
     plans = [
         StratumPlan(key, n_all, size, None)

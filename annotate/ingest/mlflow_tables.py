@@ -19,6 +19,7 @@ from annotate.ingest.phoenix_tables import dotted, human_note, spans_to_records,
 from annotate.traces import Record, RowError, describe_type
 
 TRACE_IDS = ("trace_id", "request_id")  # request_id: MLflow 2's name
+STRATUM_TAGS = ("feature", "risk_category", "model")  # as connectors/mlflow.py lists them
 TRACE_COLUMNS = frozenset({"assessments", "trace_metadata", "request_metadata", "execution_duration", "execution_time_ms"})  # fmt: skip
 JUDGES = ("LLM_JUDGE", "CODE")
 _REEXPORT = "export the table again with mlflow.search_traces()"
@@ -49,7 +50,10 @@ def read_records(
         if problem is not None:
             found.append(problem)
             continue
-        row_spans = [_span(raw, item.line) for raw in item.data["spans"] if isinstance(raw, dict)]
+        tagged = _stratum_tags(item.data)
+        row_spans = [
+            _span(raw, item.line, tagged) for raw in item.data["spans"] if isinstance(raw, dict)
+        ]
         spans.extend(row_spans)
         for index, raw in enumerate(item.data.get("assessments") or []):
             verdict = _assessment(raw, index, item, row_spans)
@@ -77,7 +81,19 @@ def _row_problem(record: Record) -> RowError | None:
     return None
 
 
-def _span(raw: dict[str, Any], line: int) -> Span:
+def _stratum_tags(row: dict[str, Any]) -> dict[str, Any]:
+    """The trace's tags and metadata that name a stratum (feature, risk_category, model, or
+    app.* of them), given to its spans as their resource: MLflow tags a trace, not a span, and
+    a sample drawn from the server's trace list stratifies by the same tags."""
+    given: dict[str, Any] = {}
+    for column in ("trace_metadata", "request_metadata", "tags"):
+        if isinstance(row.get(column), dict):
+            given.update(row[column])
+    names = {f"{prefix}{name}" for name in STRATUM_TAGS for prefix in ("", "app.")}
+    return {key: value for key, value in given.items() if key in names and value}
+
+
+def _span(raw: dict[str, Any], line: int, resource: dict[str, Any]) -> Span:
     trace_id = normalise_id(raw.get("trace_id"), 16)
     span_id = normalise_id(raw.get("span_id"), 8)
     start = nanos_of(raw.get("start_time_unix_nano"))
@@ -99,7 +115,7 @@ def _span(raw: dict[str, Any], line: int) -> Span:
         str(raw.get("name") or ""),
         start if isinstance(start, int) else 0,
         attributes,
-        {},
+        dict(resource),
         problem,
         end=end if isinstance(end, int) else 0,
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from annotate.judge.labels import mapping_rows
 from annotate.sampling.allocation import (
+    ALLOCATIONS,
     HASH_RULE,
     SampleError,
     SampleSpec,
@@ -145,3 +146,21 @@ def _sample_record(plan: Plan, created_by: str, source: Any = None) -> dict[str,
         "created_by": created_by,
         "source": source,
     }
+
+
+def check_spec_shape(spec: SampleSpec) -> None:
+    """What every route's spec must hold, whatever the frame (store, files, warehouse, server):
+    a name, a known allocation, a minimum of 0 or more, stratum columns, each given once."""
+    if not spec.name.strip():
+        raise SampleError("give the sample a --name")
+    if spec.allocation not in ALLOCATIONS:
+        raise SampleError(
+            f"unknown allocation {spec.allocation!r}; use one of: {', '.join(ALLOCATIONS)}"
+        )
+    if spec.min_per_stratum < 0:
+        raise SampleError(f"the minimum per stratum must be 0 or more, got {spec.min_per_stratum}")
+    if not spec.by:
+        raise SampleError("stratify by at least one column (--by), e.g. feature")
+    twice = sorted({name for name in spec.by if spec.by.count(name) > 1})
+    if twice:
+        raise SampleError(f"--by names {', '.join(twice)} twice; give each column once")

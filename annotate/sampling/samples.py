@@ -13,7 +13,6 @@ from typing import Any
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.errors import counted
 from annotate.sampling.allocation import (
-    ALLOCATIONS,
     STRATUM_COLUMNS,
     Filters,
     SampleError,
@@ -31,6 +30,7 @@ from annotate.sampling.drawn import (  # noqa: F401 - callers import them here
     _sizes,
     _store_draw,
     check_name_free,
+    check_spec_shape,
     excluded_counts,
     judge_outcomes,
 )
@@ -72,19 +72,7 @@ def frame_strata(
 
 
 def _check_spec(store: Store, spec: SampleSpec) -> None:
-    if not spec.name.strip():
-        raise SampleError("give the sample a --name")
-    if spec.allocation not in ALLOCATIONS:
-        raise SampleError(
-            f"unknown allocation {spec.allocation!r}; use one of: {', '.join(ALLOCATIONS)}"
-        )
-    if spec.min_per_stratum < 0:
-        raise SampleError(f"the minimum per stratum must be 0 or more, got {spec.min_per_stratum}")
-    if not spec.by:
-        raise SampleError("stratify by at least one column (--by), e.g. feature")
-    twice = sorted({name for name in spec.by if spec.by.count(name) > 1})
-    if twice:
-        raise SampleError(f"--by names {', '.join(twice)} twice; give each column once")
+    check_spec_shape(spec)
     names = list(spec.by) + list(spec.filters.attributes)
     for name in names:
         if name not in STRATUM_COLUMNS and not sql.has_attribute(store, name):

@@ -34,6 +34,7 @@ from annotate.sampling.drawn import (
     _sizes,
     _store_draw,
     check_name_free,
+    check_spec_shape,
     excluded_counts,
     judge_outcomes,
 )
@@ -301,10 +302,7 @@ def draw_from_source(
 ) -> Plan:
     """Plan and draw a named sample from files in place; import only the drawn traces."""
     who = as_actor(created_by)
-    if not spec.name.strip():
-        raise SampleError("give the sample a --name")
-    if not spec.by:
-        raise SampleError("stratify by at least one column (--by), e.g. feature")
+    check_spec_shape(spec)
     with store.transaction():
         if not plan_only:
             check_name_free(store, spec.name)

@@ -55,6 +55,7 @@ def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     needs_client("mlflow.client", "mlflow")
     with _server("mlflow", tmp_path_factory) as url:
         send_traffic("mlflow", url, PROJECT, ROUNDS)
+        send_traffic("mlflow", url, RAG_PROJECT, RAG_ROUNDS, RAG_KINDS)
         yield url
 
 
