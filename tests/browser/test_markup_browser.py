@@ -189,7 +189,7 @@ def test_payloads_in_every_field_render_as_text_on_every_page(
         page.goto("/import_traces")
         page.locator("input[type='file']").set_input_files(str(upload))
         page.get_by_role("button", name="Import", exact=True).click()
-        page.get_by_text("imported 1").wait_for()
+        page.get_by_text("imported 1").wait_for(timeout=90_000)  # a loaded CI machine
         assert_inert(page, "import of a file named with markup")
         seen.update(t for t in TAGS if f"B-{t}" in page.locator("body").inner_text())
         outside = list(watch.outside)
