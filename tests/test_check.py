@@ -135,8 +135,10 @@ def test_a_failed_call_leaves_the_answer_to_the_fallback_but_a_found_error_stand
     rows = trace_rows(2)
     fake_anthropic.responder = answer
     fake_anthropic.reply(200, message("I think so."), when="INV-1001 was issued")
-    with GroundingCheck.from_export(  # a long timeout: a loaded CI machine is not a failed call
-        export_path, client=fake_anthropic.client(), model=MODEL, timeout=120
+    # One call at a time: both claims' requests hold "INV-1000 was issued" (in the context), so
+    # the failing reply must meet the first claim's request, not whichever arrives first.
+    with GroundingCheck.from_export(
+        export_path, client=fake_anthropic.client(), model=MODEL, timeout=120, concurrency=1
     ) as check:
         open_ = check.check(rows[1]["response"], rows[1]["context"])
         fake_anthropic.reply(200, message("I think so."), when="INV-1000 was issued")
