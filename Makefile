@@ -28,9 +28,11 @@ run: data
 		--server.headless true --browser.gatherUsageStats false
 
 # -n auto: one worker per core (pytest-xdist); every test keeps to its own temporary store and port.
-# --dist loadgroup: a file marked xdist_group runs on one worker (a tracing server started once).
+# --dist loadfile: a file's tests run on one worker, so what a module starts once (a browser and
+# its app, a tracing server) starts once, not once a worker. (loadgroup, the per-mark grouping,
+# does not group under pytest 9 with xdist 3.8: each worker started its own MLflow server.)
 test: install
-	$(BIN)/python -m pytest -q -rs -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
 bench: install
 	$(BIN)/python -m tests.bench

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.connectors.fixtures import PROJECT, RAG_PROJECT, ROUNDS, mlflow_url  # noqa: F401
 from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, stored
 from tests.producers.traffic import KINDS
@@ -20,8 +18,7 @@ from tests.producers.traffic import KINDS
 TRACED = [e for e in KINDS.values() if e.kind != "streamed"]
 CALLS = len(TRACED) * ROUNDS
 
-# One worker runs this file, so the mlflow server starts once per run (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("mlflow")
+# One worker runs this file, so the mlflow server starts once per run (make test: --dist loadfile).
 
 
 def clients(url: str):

@@ -21,8 +21,7 @@ from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, spa
 from tests.connectors.servers import ROOT
 from tests.producers.traffic import KINDS
 
-# One worker runs this file, so the phoenix server starts once per run (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("phoenix")
+# One worker runs this file, so the phoenix server starts once per run (make test: --dist loadfile).
 
 
 def client(url: str):
