@@ -152,8 +152,8 @@ def send_traffic(kind: str, url: str, name: str, rounds: int = 1, kinds: str = "
         raise RuntimeError(f"sending traffic to {url} failed:\n{done.stdout}\n{done.stderr}")
 
 
-if __name__ == "__main__":  # .ci/run: make both servers' virtualenvs before the tests run
-    for name in VENVS:
+if __name__ == "__main__":  # .ci/run: make the servers' virtualenvs (all, or those named)
+    for name in sys.argv[1:] or VENVS:
         try:
             print(server_venv(name))
         except ServerUnavailable as exc:  # the tests then skip, with this reason
