@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tests.connectors.fixtures import PROJECT, RAG_PROJECT, ROUNDS, mlflow_url  # noqa: F401
-from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, stored
+from tests.connectors.flow import NOTE, call_rows, export_feedback, labelled_sample, relabel, stored
 from tests.producers.traffic import KINDS
 
 # MLflow's autolog patches Messages.create, not messages.stream(): the streamed kind's trace
@@ -72,16 +72,7 @@ def ours(url: str, trace_id: str) -> list:
 def test_pushed_verdicts_read_back_once_each_with_note_and_error_type(mlflow_url, tmp_path, cli):
     db = tmp_path / "push.duckdb"
     claims, wrong = labelled_sample(cli, "mlflow", mlflow_url, PROJECT, db, CALLS)
-    push = (
-        "export-feedback",
-        "--to",
-        "mlflow",
-        mlflow_url,
-        "--experiment",
-        PROJECT,
-        "--sample",
-        "s",
-    )
+    push = export_feedback("mlflow", mlflow_url, PROJECT)
     first = cli(*push, "--json", db=db).json()
     assert first["human"] == len({t for t, _ in claims}) and first["llm"] > 0
     second = cli(*push, "--json", db=db).json()

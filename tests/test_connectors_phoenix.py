@@ -17,7 +17,15 @@ from annotate.connectors.pull import pull
 from annotate.ingest.importer import import_traces
 from annotate.store import open_store
 from tests.connectors.fixtures import CALLS, PROJECT, RAG_PROJECT, ROUNDS, phoenix_url  # noqa: F401
-from tests.connectors.flow import NOTE, call_rows, labelled_sample, relabel, span_of, stored
+from tests.connectors.flow import (
+    NOTE,
+    call_rows,
+    export_feedback,
+    labelled_sample,
+    relabel,
+    span_of,
+    stored,
+)
 from tests.connectors.servers import ROOT
 from tests.producers.traffic import KINDS
 
@@ -96,16 +104,7 @@ def test_pushed_verdicts_read_back_once_each_with_note_and_error_type(phoenix_ur
     claims, wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
     traces = sorted({t for t, _ in claims})
     spans = {trace: span_of(db, trace) for trace in traces}
-    push = (
-        "export-feedback",
-        "--to",
-        "phoenix",
-        phoenix_url,
-        "--project",
-        PROJECT,
-        "--sample",
-        "s",
-    )
+    push = export_feedback("phoenix", phoenix_url, PROJECT)
     preview = cli(*push, "--dry-run", "--json", db=db).json()
     assert (preview["human"], preview["not_from_this_server"]) == (len(traces), 0)
     first = cli(*push, "--json", db=db).json()
@@ -133,16 +132,7 @@ def test_pushed_verdicts_read_back_once_each_with_note_and_error_type(phoenix_ur
 def test_a_changed_label_updates_its_annotation_never_adds_one(phoenix_url, tmp_path, cli):
     db = tmp_path / "change.duckdb"
     claims, wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
-    push = (
-        "export-feedback",
-        "--to",
-        "phoenix",
-        phoenix_url,
-        "--project",
-        PROJECT,
-        "--sample",
-        "s",
-    )
+    push = export_feedback("phoenix", phoenix_url, PROJECT)
     assert cli(*push, db=db).code == 0
     relabel(cli, db, wrong)
     again = cli(*push, "--json", db=db).json()

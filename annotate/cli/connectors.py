@@ -104,11 +104,7 @@ def _print_pull(report: PullReport) -> None:
         f"{counted(report.imported, 'call')} imported, {report.duplicates:,} already stored, "
         f"{counted(len(report.errors), 'bad span')} reported"
     )
-    if report.without_call:
-        names = ", ".join(shown(t) for t in report.without_call[:PRINTED_ERRORS])
-        print(
-            f"  {counted(len(report.without_call), 'trace')} held no model call with an answer: {names}"
-        )
+    _print_traces("  ", report.without_call, "held no model call with an answer")
     for trace, field, message in report.errors[:PRINTED_ERRORS]:
         print(f"  trace {shown(trace)}: {shown(field)} {shown(message)}")
     if len(report.errors) > PRINTED_ERRORS:
@@ -156,12 +152,15 @@ def run_export_feedback(args: argparse.Namespace) -> int:
         f"{counted(found['llm'], 'judge verdict')}; {found['unchanged']:,} unchanged since the "
         f"last export; calibration card {'sent' if plan.card_changed and not args.dry_run else 'unchanged' if not plan.card_changed else 'to send'}"
     )
-    if plan.elsewhere:
-        names = ", ".join(shown(t) for t in plan.elsewhere[:PRINTED_ERRORS])
-        print(
-            f"{counted(len(plan.elsewhere), 'trace')} of the sample did not come from this server: {names}"
-        )
+    _print_traces("", plan.elsewhere, "of the sample did not come from this server")
     return EXIT_OK
+
+
+def _print_traces(indent: str, traces: list[str], what: str) -> None:
+    """One line: how many traces `what`, and the first few of them by id."""
+    if traces:
+        names = ", ".join(shown(t) for t in traces[:PRINTED_ERRORS])
+        print(f"{indent}{counted(len(traces), 'trace')} {what}: {names}")
 
 
 def run_sample_from(args: argparse.Namespace, spec: Any) -> Any:

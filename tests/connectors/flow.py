@@ -73,3 +73,9 @@ def relabel(cli: Any, db: Path, claim: tuple[str, int], label: str = "supported"
         + "\n"
     )
     assert cli("import-labels", str(fixed), db=db).code == 0
+
+
+def export_feedback(kind: str, url: str, project: str) -> tuple[str, ...]:
+    """`annotate export-feedback` of sample "s" to the server (the traces' Phoenix project or
+    MLflow experiment), as the connector tests run it."""
+    return ("export-feedback", "--to", kind, *server_args(kind, url, project), "--sample", "s")
