@@ -1,24 +1,31 @@
-"""Page loads for a lead on a large store: Home, Agreement, Calibration and Rates, first visit
-and revisit, the app's peak RSS after the first three and after Rates; and `annotate report`.
+"""Page changes for a lead on a large store, in chromium: Home, Agreement, Calibration and
+Rates, from the click on the page's link in the sidebar until the page is fully drawn (the run
+finished, no stale element left, every chart and table rendered, the page's last element
+there), first visit and revisit; beside a bare page change (a two-page bare Streamlit app,
+the same sidebar links) measured in the same run, interleaved: a bare change before each of
+ours. Also the app's CPU time per change, its peak RSS, and `annotate report`.
 
 The store is built by a real import of generated traces (judge verdicts on most), a sample of
 2,500 traces with claims split by sentence, and three reviewers' labels on every claim of it
-(about 10,000 labelled claims). The pages run under Streamlit's AppTest in a child process with
-a fresh interpreter, so its peak RSS is the app's alone. First visit: an empty cache in a new
-process; revisit: a new session of the same process. Baseline, same child: a bare page
-(a title and a ten-row table) visited the same way.
+(about 10,000 labelled claims). Each round starts a fresh app process (the first visit of a
+page is its first in that process: nothing cached) and visits the four pages in turn, then
+visits them again in the same browser session (the revisit).
 
-Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). Building the store takes minutes:
-with ANNOTATE_BENCH_KEEP_STORE=1 it is kept in the temporary directory ($TMPDIR) and used again
-by later runs of the same size and schema (ANNOTATE_BENCH_REBUILD=1 builds it afresh). Without
-it every run builds its own store, as the smoke test needs.
+Sized by ANNOTATE_BENCH_LARGE (default 300,000 traces) and ANNOTATE_BENCH_PAGE_ROUNDS (default
+2). Building the store takes minutes: with ANNOTATE_BENCH_KEEP_STORE=1 it is kept in the
+temporary directory ($TMPDIR) and used again by later runs of the same size and schema
+(ANNOTATE_BENCH_REBUILD=1 builds it afresh). Without it every run builds its own store, as
+the smoke test needs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
+import re
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -30,60 +37,152 @@ from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.samples import draw_sample
 from annotate.store import open_store
 from annotate.store.schema import MIGRATIONS
+from tests.bench.bench_label_load import Wire, listen, until
 from tests.bench.figures import OWN_PEAK, bench_size, child_result, megabytes, show
+from tests.bench.label_pages import (
+    CHROMIUM_ARGS,
+    ROOT,
+    cpu_seconds,
+    session_cookies,
+    start_streamlit,
+    stop,
+)
 from tests.bench.synthetic import write_jsonl
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = 2500
 REVIEWERS = (("rev-a", 3), ("rev-b", 6), ("rev-c", 10))  # name, error in percent
-PAGES = ("home", "agreement", "calibration", "rates")
+# sidebar link -> the page's title and the last element it draws for a lead
+PAGES = {
+    "Home": ("annotate", ".st-key-home_trace"),
+    "Agreement": ("Agreement between reviewers", ".st-key-agreement_min_shared"),
+    "Calibration": ("Calibration of the judge", ".st-key-calibration_prepare"),
+    "Rates": ("Hallucination rates", ".st-key-rates_server_send"),
+}
+START = "users"  # a page without statistics: where each round's browser session opens
+BARE_PAGES = {"One": ("one", ".st-key-bare_one"), "Two": ("two", ".st-key-bare_two")}
 BARE = """
 import streamlit as st
-st.title("bare")
-st.dataframe([{"n": i, "square": i * i} for i in range(10)])
+
+
+def one():
+    st.title("one")
+    with st.container(key="bare_one"):
+        st.dataframe([{"n": i, "square": i * i} for i in range(10)])
+
+
+def two():
+    st.title("two")
+    with st.container(key="bare_two"):
+        st.dataframe([{"n": i, "cube": i**3} for i in range(10)])
+
+
+pages = [st.Page(one, title="One", default=True), st.Page(two, title="Two")]
+current = st.navigation(pages, position="hidden")
+with st.sidebar:
+    for page in pages:
+        st.page_link(page)
+current.run()
 """
-
-# Runs in the child: every visit is a new AppTest session of one process.
-CHILD = (
-    OWN_PEAK
-    + """
-import json, sys, time
-from pathlib import Path
-from streamlit.testing.v1 import AppTest
-from annotate.accounts.users import start_session
-from annotate.store import open_store
-
-root, bare, db = sys.argv[1], sys.argv[2], sys.argv[3]
-store = open_store(db)
-token = start_session(store, "lead")
-store.close()
-
-
-def visit(page):
-    started = time.perf_counter()
-    if page is None:
-        app = AppTest.from_file(bare, default_timeout=600)
-        app.run()
-    else:
-        app = AppTest.from_file(root + "/app.py", default_timeout=600)
-        app.session_state["auth_token"] = token
-        app.run()
-        if page != "home":
-            app.switch_page("pages/" + page + ".py").run()
-    assert not app.exception, app.exception
-    # a page that could not compute shows an error instead of its tables: not a page load
-    assert page is None or len(app.dataframe), (page, [e.value for e in app.error])
-    return time.perf_counter() - started
+# Fully drawn: the page's title and last element are there, nothing is left stale from the
+# page before, and every chart and table has drawn (vega-embed's canvas or svg; the grid's
+# canvas, for a table not inside a closed expander).
+DRAWN = """([title, last]) => {
+    if (document.querySelector('[data-stale="true"]')) return false;
+    const titles = [...document.querySelectorAll('h1')].map(h => h.textContent.trim());
+    if (!titles.includes(title) || !document.querySelector(last)) return false;
+    for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+        if (!chart.querySelector('canvas, svg')) return false;
+    for (const table of document.querySelectorAll('[data-testid="stDataFrame"]'))
+        if (table.checkVisibility() && !table.querySelector('canvas')) return false;
+    return true;
+}"""
+TIMEOUT = 120.0
 
 
-found = {"bare": [visit(None), visit(None)]}
-for page in sys.argv[4:]:
-    found[page] = [visit(page), visit(page)]
-    found["peak_after_" + page] = own_peak()
-found["peak_rss"] = own_peak()
-print(json.dumps(found))
-"""
-)
+class Client:
+    """One browser page on one server: a click on a sidebar link, timed until drawn."""
+
+    def __init__(self, page, wire: Wire, pages: dict[str, tuple[str, str]], pid: int) -> None:
+        self.page, self.wire, self.pages, self.pid = page, wire, pages, pid
+
+    async def change(self, name: str) -> tuple[float, float]:
+        """Seconds from the click on `name`'s link until the page is drawn; the server's CPU
+        seconds meanwhile."""
+        await until(lambda: not self.wire.running, TIMEOUT)
+        finished, cpu = self.wire.finished, cpu_seconds(self.pid)
+        link = self.page.locator(
+            "[data-testid='stPageLink-NavLink']", has_text=re.compile(f"^{name}$")
+        )
+        started = time.perf_counter()
+        await link.click()
+        if not await until(lambda: self.wire.finished > finished, TIMEOUT):
+            raise RuntimeError(f"no run finished after a click on {name}")
+        await until(lambda: not self.wire.running, TIMEOUT)
+        await self.page.wait_for_function(
+            DRAWN, arg=list(self.pages[name]), polling=20, timeout=TIMEOUT * 1000
+        )
+        return time.perf_counter() - started, cpu_seconds(self.pid) - cpu
+
+
+async def open_client(browser, url: str, pid: int, pages, cookie: str = "") -> Client:
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    if cookie:
+        name, value = cookie.split("=", 1)
+        await context.add_cookies([{"name": name, "value": value, "url": url}])
+    page = await context.new_page()
+    page.set_default_timeout(TIMEOUT * 1000)
+    wire = Wire()
+    listen(page, wire)
+    await page.goto(f"{url}/{START}" if cookie else url)
+    await page.locator("[data-testid='stPageLink-NavLink']").first.wait_for()
+    await until(lambda: wire.finished > 0 and not wire.running, TIMEOUT)
+    return Client(page, wire, pages, pid)
+
+
+def peak_rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+async def one_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, list]:
+    """A fresh app process and a fresh bare one: each lead page visited twice, a bare page
+    change before each visit. Returns (seconds, app CPU seconds) per visit and the bare's."""
+    app, url = start_streamlit(ROOT / "app.py", db)
+    base, base_url = start_streamlit(bare, None)
+    found: dict[str, list] = {"bare": [], "load": [load_average()]}
+    try:
+        ours = await open_client(browser, url, app.pid, PAGES, cookie)
+        theirs = await open_client(browser, base_url, base.pid, BARE_PAGES)
+        for visit in ("first", "again"):
+            for name in PAGES:
+                found["bare"].append(
+                    await theirs.change("One" if len(found["bare"]) % 2 else "Two")
+                )
+                found[f"{name} {visit}"] = [await ours.change(name)]
+        found["peak_rss"] = [peak_rss(app.pid)]
+        found["load"].append(load_average())
+    finally:
+        stop(app)
+        stop(base)
+    return found
+
+
+async def visit_rounds(db: Path, bare: Path, rounds: int) -> list[dict[str, list]]:
+    from playwright.async_api import async_playwright
+
+    cookie = session_cookies(db, ["lead"])["lead"]
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        try:
+            return [await one_round(browser, db, bare, cookie) for _ in range(rounds)]
+        finally:
+            await browser.close()
 
 
 # `annotate report` without --sample, the whole command in a fresh interpreter (its chart
@@ -119,7 +218,7 @@ def timed_child(code: str, *args: str) -> tuple[float, int]:
     return time.perf_counter() - started, found["peak_rss"]
 
 
-def report_command(db: Path, out: Path, runs: int = 3) -> None:
+def report_command(db: Path, out: Path, runs: int) -> None:
     judge = "groundedness-v3"
     for run in range(1, runs + 1):
         base, base_peak = timed_child(OPEN_ONLY, str(db))
@@ -182,30 +281,38 @@ def cached_store(db: Path, count: int) -> None:
     show(f"store: {count:,} imported traces, {labelled:,} claims labelled by 3 reviewers")
 
 
+def show_round(number: int, found: dict[str, list], count: int) -> None:
+    bare = [seconds for seconds, _ in found["bare"]]
+    bare_cpu = [cpu for _, cpu in found["bare"]]
+    median = statistics.median(bare)
+    show(
+        f"round {number} (load average {found['load'][0]} at its start, {found['load'][1]} at "
+        f"its end): baseline, a bare page change: median {median:.3f} s (of {len(bare)}: "
+        f"{min(bare):.3f}-{max(bare):.3f} s), app CPU {statistics.median(bare_cpu):.3f} s"
+    )
+    for name in PAGES:
+        (first, first_cpu), (again, again_cpu) = (
+            found[f"{name} first"][0],
+            found[f"{name} again"][0],
+        )
+        show(
+            f"  {name}, {count:,} traces: first visit {first:.2f} s (target < 1 s; "
+            f"{first / median:.1f}x bare), revisit {again:.3f} s (target < 0.3 s; "
+            f"{again / median:.1f}x bare); app CPU {first_cpu:.2f} s, {again_cpu:.3f} s"
+        )
+    show(f"  peak RSS of the app process after every page: {megabytes(found['peak_rss'][0])}")
+
+
 def run() -> None:
-    count = bench_size("ANNOTATE_BENCH_LARGE", 1_000_000)
+    count = bench_size("ANNOTATE_BENCH_LARGE", 300_000)
+    rounds = bench_size("ANNOTATE_BENCH_PAGE_ROUNDS", 2)
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         db = Path(tmp) / "pages.duckdb"
         cached_store(db, count)
-        bare = Path(tmp) / "bare.py"
+        bare = Path(tmp) / "bare" / "bare.py"  # its own folder: Streamlit's default settings
+        bare.parent.mkdir()
         bare.write_text(BARE)
-        found = child_result(
-            CHILD, str(ROOT), str(bare), str(db), *PAGES,
-            what="page run", env={**os.environ, "ANNOTATE_DB": str(db)},
-        )  # fmt: skip
-        report_command(db, Path(tmp) / "report")
-    first, again = found["bare"]
-    show(f"baseline, a bare page: first visit {first:.2f} s, revisit {again:.3f} s")
-    for page in PAGES:
-        first, again = found[page]
-        show(
-            f"{page} for a lead, {count:,} traces: first visit {first:.2f} s (target < 2 s), "
-            f"revisit {again:.3f} s (target < 0.3 s); {again / found['bare'][1]:.1f}x the bare "
-            f"revisit"
-        )
-    show(
-        f"peak RSS of the app process after Home, Agreement and Calibration: "
-        f"{megabytes(found['peak_after_calibration'])} (target < 600 MB); after Rates too "
-        f"(beyond #15's table; its first visit reads the whole frame and imports ppi-python): "
-        f"{megabytes(found['peak_rss'])}"
-    )
+        found = asyncio.run(visit_rounds(db, bare, rounds))
+        for number, result in enumerate(found, 1):
+            show_round(number, result, count)
+        report_command(db, Path(tmp) / "report", rounds)
