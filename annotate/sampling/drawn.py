@@ -148,6 +148,15 @@ def _sample_record(plan: Plan, created_by: str, source: Any = None) -> dict[str,
     }
 
 
+def most_per_stratum(spec: SampleSpec) -> int:
+    """The most traces any allocation of `spec` can draw from one stratum (a draw's depth)."""
+    if spec.allocation == "explicit":
+        return max(spec.sizes.values(), default=0)
+    if spec.n is None or spec.n <= 0:
+        raise SampleError(f"n must be a positive number of traces, got {spec.n}")
+    return max(spec.n, spec.min_per_stratum)
+
+
 def check_spec_shape(spec: SampleSpec) -> None:
     """What every route's spec must hold, whatever the frame (store, files, warehouse, server):
     a name, a known allocation, a minimum of 0 or more, stratum columns, each given once."""

@@ -134,7 +134,10 @@ def top_up(
                 "larger --n and record a new sample"
             )
         if row.get("source"):  # drawn in place: the frame is the files', read again
-            frame = SourceFrame(store, Source.from_json(row["source"]), spec)
+            deepest = max(current.values(), default=0) + (
+                extra if per_stratum is None else max(per_stratum.values(), default=0)
+            )  # no stratum grows past its current size plus the top-up's
+            frame = SourceFrame(store, Source.from_json(row["source"]), spec, deepest)
             counts, frame_size, excluded = frame.strata(outcomes=judge_outcomes(store))
             ranks = frame.ranks
         else:

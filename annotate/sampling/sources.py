@@ -37,10 +37,12 @@ from annotate.sampling.drawn import (
     check_spec_shape,
     excluded_counts,
     judge_outcomes,
+    most_per_stratum,
 )
 from annotate.store import Store, open_store
 from annotate.store import samples as sample_sql
 from annotate.store import source_frame as frame_sql
+from annotate.store import source_pass as pass_sql
 from annotate.store import sources as sql
 from annotate.store.frame_verdicts import Signature, add_signatures
 
@@ -112,8 +114,13 @@ _FRAMES = itertools.count(1)  # temporary table names, distinct per process
 class SourceFrame:
     """A sample's frame over files read in place: counts and ranks computed by DuckDB."""
 
-    def __init__(self, store: Store, source: Source, spec: SampleSpec) -> None:
+    def __init__(
+        self, store: Store, source: Source, spec: SampleSpec, depth: int | None = None
+    ) -> None:
+        """`depth`: the most traces a stratum will be drawn (the pass keeps that many first
+        keys per group; a deeper draw reads the files again)."""
         self.store, self.source, self.spec = store, source, spec
+        self.depth = max(1, depth or 0)
         self.files = matched_files(
             source.path, "--from-rows" if source.counts else "--source", store
         )
@@ -140,6 +147,9 @@ class SourceFrame:
         self.warehouse_judge: str | None = None
         self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
         self.table: str | None = None  # the frame's temporary table, once made
+        # one aggregate pass (issue 38) unless the judge column needs the per-row table
+        self.groups: str | None = None
+        self.grouped = not source.counts and pass_sql.has_pass(self.judge_kind, self.has_judge)
 
     def _table(self) -> str:
         """The frame's temporary table, made by the first question asked of it: the files are
@@ -160,25 +170,31 @@ class SourceFrame:
             self.table = name
         return self.table
 
+    def _groups(self, depth: int) -> str:
+        """The pass's groups, keeping `depth` first keys per group (made again if deeper)."""
+        if self.groups is None or depth > self.depth:
+            spec, source = self.spec, self.source
+            self.depth = max(self.depth, depth)
+            select, params = pass_sql.pass_select(
+                source.path, source.format, self.columns, source.mapping, spec.filters,
+                spec.by, spec.seed, self.depth,
+            )  # fmt: skip
+            self.groups = self.groups or f"source_groups_{next(_FRAMES)}"
+            pass_sql.create_pass(self.store, self.groups, select, params)
+        return self.groups
+
     def close(self) -> None:
-        """Drop the frame's table (a rolled-back transaction has dropped it already)."""
-        if self.table is not None:
-            with suppress(StoreError):
-                frame_sql.drop_frame(self.store, self.table)
-            self.table = None
+        """Drop the frame's tables (a rolled-back transaction has dropped them already)."""
+        for table in (self.table, self.groups):
+            if table is not None:
+                with suppress(StoreError):
+                    frame_sql.drop_frame(self.store, table)
+        self.table = self.groups = None
 
     def strata(
         self, outcomes: Sequence[tuple[str, str, str]]
     ) -> tuple[list[tuple[Any, int, float | None]], int, dict[str, int]]:
-        table, width = self._table(), len(self.spec.by)
-        if frame_sql.is_flat(self.judge_kind):
-            counts = frame_sql.flat_counts(self.store, table, width, outcomes)
-        else:
-            cte = frame_sql.frame_cte(table, width)
-            counts = sql.strata_counts(
-                self.store, cte, [], width, outcomes, self.has_judge, self.judge_kind
-            )
-        total, judgeable = frame_sql.totals(self.store, table)
+        counts, (total, judgeable) = self._counts(outcomes)
         frame_size = sum(population for _, population, _ in counts)
         if frame_size == 0:
             raise SampleError(
@@ -188,11 +204,37 @@ class SourceFrame:
         _check_columns_have_values(self.spec, counts)
         return counts, frame_size, excluded_counts(total - judgeable, judgeable - frame_size)
 
+    def _counts(
+        self, outcomes: Sequence[tuple[str, str, str]]
+    ) -> tuple[list[tuple[Any, int, float | None]], tuple[int, int]]:
+        """(stratum, N_h, judge rate) rows, and (rows with a trace id, judgeable rows)."""
+        width = len(self.spec.by)
+        if self.grouped:
+            groups = self._groups(self.depth)
+            counts = pass_sql.pass_counts(self.store, groups, width, outcomes)
+            return counts, pass_sql.pass_totals(self.store, groups)
+        table = self._table()
+        if frame_sql.is_flat(self.judge_kind):
+            counts = frame_sql.flat_counts(self.store, table, width, outcomes)
+        else:
+            cte = frame_sql.frame_cte(table, width)
+            counts = sql.strata_counts(
+                self.store, cte, [], width, outcomes, self.has_judge, self.judge_kind
+            )
+        return counts, frame_sql.totals(self.store, table)
+
     def undrawn_signatures(self, drawn: Sequence[str]) -> list[Signature]:
-        """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts)."""
+        """The judge's verdicts of the frame traces not in `drawn` (store.frame_verdicts).
+        From the pass's groups when every drawn trace is among their first keys (a draw
+        from the files as they were read); else from the per-row table."""
         if not self.has_judge:
             return []
-        table, width = self._table(), len(self.spec.by)
+        width = len(self.spec.by)
+        if self.grouped:
+            groups = self._groups(self.depth)
+            if pass_sql.found_drawn(self.store, groups, drawn) == len(set(drawn)):
+                return pass_sql.pass_signatures(self.store, groups, width, drawn)
+        table = self._table()
         if frame_sql.is_flat(self.judge_kind):
             return frame_sql.flat_signatures(self.store, table, width, self.judge_kind, drawn)
         cte = frame_sql.frame_cte(table, width)
@@ -202,6 +244,9 @@ class SourceFrame:
         """The drawn (trace, key, rank) of `ranges`, hashing in full only the candidates."""
         width = len(self.spec.by)
         deepest = max((hi for _, _, hi in ranges), default=0)
+        if self.grouped:
+            groups = self._groups(deepest)
+            return pass_sql.pass_ranks(self.store, groups, width, ranges)
         cte, params = frame_sql.candidates_cte(self._table(), width, deepest, self.spec.seed)
         return sql.draw_ranks(self.store, cte, params, width, ranges)
 
@@ -306,7 +351,7 @@ def draw_from_source(
     with store.transaction():
         if not plan_only:
             check_name_free(store, spec.name)
-        frame = SourceFrame(store, source, spec)
+        frame = SourceFrame(store, source, spec, _deepest(spec))
         try:
             counts, frame_size, excluded = frame.strata(judge_outcomes(store))
             strata = _plan_strata(spec, counts)
@@ -320,6 +365,14 @@ def draw_from_source(
         finally:
             frame.close()
     return plan
+
+
+def _deepest(spec: SampleSpec) -> int | None:
+    """The most one stratum can be drawn (the warehouse rows query's K); None when the spec
+    cannot say (its error comes from the allocation, after the frame's own checks)."""
+    with suppress(SampleError):
+        return most_per_stratum(spec)
+    return None
 
 
 def _plan_strata(spec: SampleSpec, counts: list[Any]) -> list[StratumPlan]:

@@ -25,6 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from annotate.sampling.allocation import SampleError, SampleSpec
+from annotate.sampling.drawn import most_per_stratum
 
 DIALECTS = ("duckdb", "spark", "bigquery", "snowflake", "trino", "postgres")
 # The lowercase hex SHA-256 of the UTF-8 text X, per dialect (read in that dialect).
@@ -137,14 +138,6 @@ def rows_query(spec: SampleSpec, table: str, dialect: str) -> str:
         .where(exp.column("sample_rank") <= exp.Literal.number(depth))
     )
     return query.sql(dialect=dialect, pretty=True)
-
-
-def most_per_stratum(spec: SampleSpec) -> int:
-    if spec.allocation == "explicit":
-        return max(spec.sizes.values(), default=0)
-    if spec.n is None or spec.n <= 0:
-        raise SampleError(f"n must be a positive number of traces, got {spec.n}")
-    return max(spec.n, spec.min_per_stratum)
 
 
 def _check(dialect: str) -> None:

@@ -39,18 +39,16 @@ def is_flat(judge_kind: str | None) -> bool:
     return {"judge", "label"} <= struct_list_text_fields(judge_kind)
 
 
-def frame_select(
+def flagged_ctes(
     glob: str,
     fmt: str,
     columns: Mapping[str, str],
     mapping: Mapping[str, str],
     filters: Filters,
     by: Sequence[str],
-    seed: int,
 ) -> tuple[str, list[Any]]:
-    """The one pass: per file row `has_id`, `judgeable`, `in_frame`, and for frame rows
-    `trace_id`, s0.., `hk`, `nv` (verdicts, flat lists only), vj.. (a one-verdict trace's
-    verdict) and `judge` (the list: whole, or only when it holds several)."""
+    """`picked, flagged`: per file row its trace_id, judgeable, judge, s0.. and `in_frame`
+    (the frame rule); the parameters are the reader's glob, then the filters'."""
 
     def field(name: str) -> str:
         expr = column_expr(columns, mapping, name)
@@ -67,16 +65,35 @@ def frame_select(
     named = [*filters.columns.items(), *filters.attributes.items()]
     picks += [f"CAST({field(name)} AS VARCHAR) AS f{i}" for i, (name, _) in enumerate(named)]
     conds, params = _frame_conditions(filters, named)
+    sql = (
+        f"picked AS (SELECT {', '.join(picks)} FROM {reader(fmt)}), "
+        f"flagged AS (SELECT *, coalesce({' AND '.join(conds)}, false) AS in_frame FROM picked)"
+    )
+    return sql, [glob, *params]
+
+
+def frame_select(
+    glob: str,
+    fmt: str,
+    columns: Mapping[str, str],
+    mapping: Mapping[str, str],
+    filters: Filters,
+    by: Sequence[str],
+    seed: int,
+) -> tuple[str, list[Any]]:
+    """The one pass: per file row `has_id`, `judgeable`, `in_frame`, and for frame rows
+    `trace_id`, s0.., `hk`, `nv` (verdicts, flat lists only), vj.. (a one-verdict trace's
+    verdict) and `judge` (the list: whole, or only when it holds several)."""
+    ctes, params = flagged_ctes(glob, fmt, columns, mapping, filters, by)
     kept = "".join(f", CASE WHEN in_frame THEN s{i} END AS s{i}" for i in range(len(by)))
     verdicts = _verdict_columns(columns.get(mapping.get("judge", "judge")))
     sql = (  # the parameters in the text's order: the reader's glob, the filters', the seed
-        f"WITH picked AS (SELECT {', '.join(picks)} FROM {reader(fmt)}), "
-        f"flagged AS (SELECT *, coalesce({' AND '.join(conds)}, false) AS in_frame FROM picked) "
+        f"WITH {ctes} "
         "SELECT CASE WHEN in_frame THEN trace_id END AS trace_id, trace_id IS NOT NULL AS has_id, "
         f"judgeable AND trace_id IS NOT NULL AS judgeable, in_frame{kept}, {verdicts}, "
         f"CASE WHEN in_frame THEN {_HASH_PREFIX} END AS hk FROM flagged"
     )
-    return sql, [glob, *params, seed]
+    return sql, [*params, seed]
 
 
 def _verdict_columns(judge_kind: str | None) -> str:
