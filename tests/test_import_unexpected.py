@@ -9,10 +9,12 @@ from conftest import plain, run_app
 
 from annotate.accounts.users import User
 from annotate.crash_log import EXIT_UNEXPECTED
+from annotate.ingest import generic
 from annotate.ingest.importer import import_traces
 from annotate.ingest.inbox import set_import_folder
 from annotate.store import imports as import_sql
 from annotate.store import open_store
+from annotate.traces import decoded
 from annotate.traces import parse as traces
 
 
@@ -38,6 +40,7 @@ def test_an_exception_while_checking_one_row_is_that_rows_error(fresh_store, tmp
         return parse(value, present)
 
     monkeypatch.setitem(traces._FIELD_PARSERS, "attributes", ("attributes", fragile))
+    monkeypatch.setattr(generic, "plain_trace", lambda raw, line: None)  # every row: parse.py
     path = write_rows(tmp_path / "t.jsonl", row("a"), row("b", attributes={"trap": True}), row("c"))
     report = import_traces(fresh_store, path)
     assert [str(e) for e in report.errors] == [
@@ -45,6 +48,17 @@ def test_an_exception_while_checking_one_row_is_that_rows_error(fresh_store, tmp
         "annotate, please report it with this row"
     ]
     assert report.imported == 2
+
+
+def test_an_exception_on_the_decoded_path_sends_the_row_to_the_full_checks(
+    fresh_store, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(decoded, "_attributes", boom)
+    path = write_rows(tmp_path / "t.jsonl", row("a"), row("b", attributes={"k": 1}), row("c"))
+    report = import_traces(fresh_store, path)
+    assert report.imported == 3 and not report.errors
+    stored = fresh_store.fetchall("SELECT trace_id, attributes FROM traces ORDER BY trace_id")
+    assert stored == [("a", "{}"), ("b", '{"k":1}'), ("c", "{}")]
 
 
 def test_the_cli_turns_a_bug_into_one_line_exit_4_and_a_log(cli, tmp_path, monkeypatch):

@@ -23,7 +23,8 @@ from annotate.ingest.parquet import (
     read_parquet,  # noqa: F401 (the readers table)
 )
 from annotate.ingest.parquet import parquet_record as _parquet_record  # noqa: F401 (import_rows)
-from annotate.traces import Record, RowError
+from annotate.traces import Record, RowError, Trace
+from annotate.traces.decoded import plain_trace
 from annotate.traces.limits import MAX_TEXT_CHARS
 
 BOM = codecs.BOM_UTF8
@@ -64,29 +65,37 @@ def json_problem(text: str) -> str:
     return "not accepted by the strict parser"
 
 
-_UNREAD = object()
-
-
 def read_jsonl(fh: IO[bytes]) -> Iterator[Record | RowError]:
     """One JSON value a line; blank lines are skipped, every bad line is reported."""
     for number, raw in enumerate(fh, start=1):
-        try:  # the usual line: orjson checks UTF-8 itself and refuses NUL bytes and blanks
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            data = _UNREAD  # the checks below name what is wrong with the line
-        if data is not _UNREAD:
-            yield Record(number, data)
-            continue
-        text = decode_line(raw, number)
-        if isinstance(text, RowError):
-            yield text
-            continue
-        if not text.strip():
-            continue
-        if "\x00" in text:
-            yield stray_nul(text, number)
-            continue
-        yield parse_json_line(text.rstrip("\r\n"), number)
+        item = _jsonl_item(raw, number)
+        if item is not None:
+            yield item
+
+
+def read_jsonl_traces(fh: IO[bytes]) -> Iterator[Trace | Record | RowError]:
+    """read_jsonl, with each line of the usual shape already a checked Trace (decoded in C,
+    annotate.traces.decoded); every other line a Record for parse_record, as read_jsonl's."""
+    for number, raw in enumerate(fh, start=1):
+        item = plain_trace(raw, number) or _jsonl_item(raw, number)
+        if item is not None:
+            yield item
+
+
+def _jsonl_item(raw: bytes, number: int) -> Record | RowError | None:
+    """One line's record, or the error that names what is wrong with it; None: a blank line."""
+    try:  # the usual line: orjson checks UTF-8 itself and refuses NUL bytes and blanks
+        return Record(number, orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        pass  # the checks below name what is wrong with the line
+    text = decode_line(raw, number)
+    if isinstance(text, RowError):
+        return text
+    if not text.strip():
+        return None
+    if "\x00" in text:
+        return stray_nul(text, number)
+    return parse_json_line(text.rstrip("\r\n"), number)
 
 
 def stray_nul(text: str, number: int) -> RowError:

@@ -12,10 +12,10 @@ and gets the whole limit back for the commit; Python's cyclic collector is pause
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import InputError, Interrupted, InterruptedAfterCommit, UsageError
@@ -23,7 +23,7 @@ from annotate.ingest import FORMATS, detect_format, input_file, read_records
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
-from annotate.ingest.generic import decode_mapped
+from annotate.ingest.generic import decode_mapped, read_jsonl_traces
 from annotate.ingest.mapping import (
     SourcePath,
     apply_mapping,
@@ -49,6 +49,7 @@ KEPT_ERRORS = 1000  # in the report (the store keeps every error); warnings too
 READ_BUFFER = 1 << 20
 Progress = Callable[[int, float], None]  # (rows read, fraction of the file read)
 Check = Callable[[Trace], list[RowError]]  # a caller's own rule for a valid row (canary ids)
+Item = Trace | Record | RowError  # a row read: checked already (a Trace), or not yet
 
 
 @dataclass
@@ -124,7 +125,7 @@ def import_traces(
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             started.append(import_id)
             report = ImportReport(import_id, label, chosen)
-            records = read_records(fh, chosen, context)
+            records = _records(fh, chosen, context, bool(mapping))
             known = sql.KnownIds(store)
             paths = source_paths(mapping or {})
             for batch in _batches(records, fh, size, progress):
@@ -136,6 +137,13 @@ def import_traces(
             record_act(store, who, "import", str(import_id), file=label, **counts)
     store.release_memory()  # the app lives on after a page import: its memory must come back
     return report
+
+
+def _records(fh: IO[bytes], fmt: str, context: frozenset[str], mapped: bool) -> Iterator[Item]:
+    """The file's rows; JSON Lines without a mapping with its usual rows already Traces."""
+    if fmt == "jsonl" and not mapped:
+        return read_jsonl_traces(fh)
+    return read_records(fh, fmt, context)
 
 
 @contextmanager
@@ -161,9 +169,9 @@ def stored_whole(import_id: int, label: str) -> InterruptedAfterCommit:
 
 
 def _batches(
-    records: Iterator[Record | RowError], fh: IO[bytes], size: int, progress: Progress | None
-) -> Iterator[list[Record | RowError]]:
-    batch: list[Record | RowError] = []
+    records: Iterator[Item], fh: IO[bytes], size: int, progress: Progress | None
+) -> Iterator[list[Item]]:
+    batch: list[Item] = []
     seen = 0
     for item in records:
         batch.append(item)
@@ -189,7 +197,7 @@ def _position(fh: IO[bytes]) -> int:
 def _import_batch(
     store: Store,
     report: ImportReport,
-    batch: list[Record | RowError],
+    batch: Sequence[Item],
     mapping: Mapping[str, SourcePath],
     check: Check | None = None,
     known: sql.KnownIds | None = None,
@@ -200,7 +208,7 @@ def _import_batch(
     fresh: dict[str, Trace] = {}
     parsed: list[Trace] = []
     if report.format == "otlp":  # a call keeps its stored id; two calls never share one
-        batch = resolve_call_ids(store, batch)
+        batch = resolve_call_ids(store, cast(list[Record | RowError], batch))
     notes = [i.data for i in batch if isinstance(i, Record) and i.kind == "note"]
     batch = [i for i in batch if not (isinstance(i, Record) and i.kind == "note")]
     evaluations = [i for i in batch if isinstance(i, Record) and i.kind == "evaluation"]
@@ -266,8 +274,10 @@ def _attach(
 
 
 def _parse(
-    item: Record | RowError, mapping: Mapping[str, SourcePath], csv: bool = False
+    item: Item, mapping: Mapping[str, SourcePath], csv: bool = False
 ) -> Trace | list[RowError]:
+    if isinstance(item, Trace):  # read without a mapping and checked already
+        return item
     if isinstance(item, RowError):
         return [item]
     try:

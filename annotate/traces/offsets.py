@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
+import msgspec
+
 
 class HasOffsets(Protocol):
     @property
@@ -55,7 +57,8 @@ def _checked(response: str, claim: C, name: str) -> C:
     found = _only_place(response, claim.text)
     if found is None:
         raise OffsetProblem(name, _wrong(response, claim))
-    return replace(claim, start=found, end=found + len(claim.text))  # type: ignore[type-var]
+    moved = msgspec.structs.replace if isinstance(claim, msgspec.Struct) else replace
+    return moved(claim, start=found, end=found + len(claim.text))  # type: ignore[type-var,return-value]
 
 
 def _only_place(response: str, text: str) -> int | None:

@@ -10,30 +10,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import orjson
 
+from annotate.traces.limits import INT32_MAX, MAX_NAME_CHARS
 
-@dataclass(frozen=True)
-class ContextItem:
+# The parts of a trace are msgspec Structs, not dataclasses: a row holds a dozen of them, a
+# frozen dataclass costs ~10x a Struct to make, and a JSON line of the usual shape decodes
+# straight into them (annotate.traces.decoded). The constraints below matter to that decoding
+# only (a value outside them sends the row to parse.py's checks); making one checks nothing.
+Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME_CHARS)]
+Offset = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+
+
+class ContextItem(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
-    source: str | None = None
+    source: Name | None = None
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     text: str
-    start: int | None = None
-    end: int | None = None
+    start: Offset | None = None
+    end: Offset | None = None
 
 
-@dataclass(frozen=True)
-class JudgeVerdict:
-    judge: str
+class JudgeVerdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    judge: Name
     level: str
-    label: str
-    claim: int | None = None
+    label: Name
+    claim: Offset | None = None
     score: float | None = None
     explanation: str | None = None
     ratings: tuple[tuple[str, float], ...] = ()  # response-level criteria: (name, score)
