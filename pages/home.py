@@ -43,12 +43,15 @@ if user.role == "reviewer":
 import altair as alt  # noqa: E402 - leads and auditors only (see the docstring)
 import pandas as pd  # noqa: E402
 
+from widgets import warm_up  # noqa: E402
+
 try:
     store = ui.store()
     status = ui.computed(store_status)
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
+warm_up.warm_up_statistics()  # once per process: the statistics pages' heavy imports
 
 if user.role == "lead":
     from widgets import path  # noqa: E402 - leads only

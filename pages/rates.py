@@ -89,7 +89,7 @@ rates_widgets.score_summary(view["scores"])
 rating_stats.rates_section(sample)
 
 st.subheader("Label budget")
-rates_widgets.label_budget(store, inputs, user)
+rates_widgets.label_budget(store, inputs, by, judge if judges else None, user)
 
 st.subheader("Threshold")
 rates_widgets.threshold_setting(store, threshold, user)

@@ -13,12 +13,13 @@ import ui
 from annotate.errors import AnnotateError, counted, slice_label
 from annotate.rates import charts
 from annotate.rates.active import describe_savings
-from annotate.rates.budget import plan_labels, top_up_from_plan
+from annotate.rates.budget import top_up_from_plan
 from annotate.rates.bundle import bundle_bytes
 from annotate.rates.exports import export_bytes, record_export
 from annotate.rates.gate import save_threshold
 from annotate.rates.inputs import RatesInput
 from annotate.rates.otel import otel_lines
+from annotate.rates.view import budget_view
 from annotate.store import Store
 from widgets.downloads import download_button, keep_prepared, prepared
 
@@ -83,11 +84,15 @@ def _top_up(store: Store, sample: str, plan: dict, with_judge: bool, user: Any) 
         st.session_state["rates_top_up_message"] = str(exc)
 
 
-def label_budget(store: Store, inputs: RatesInput, user: Any) -> None:
+def label_budget(
+    store: Store, inputs: RatesInput, by: Sequence[str], judge: str | None, user: Any
+) -> None:
+    """`judge`: as the page asked `rates_view` for it (None: the default judge), so the plan
+    reads the same inputs."""
     width = st.number_input(
         "Target interval width (response level)", 0.01, 0.9, 0.10, 0.01, key="rates_budget_width"
     )
-    plan = plan_labels(inputs, float(width))
+    plan = ui.computed(budget_view, inputs.sample, tuple(by), judge, float(width))
     st.dataframe(
         pd.DataFrame(
             [

@@ -1,6 +1,7 @@
 """What the Rates page shows, computed from the store in one call per setting, so the page can
 keep the result until the store changes (`ui.computed`): the rates of every slice with the
-inputs they came from, the error types and the judge's scores; the trend per window.
+inputs they came from, the error types and the judge's scores; the trend per window; the
+label budget for a target width.
 
 Both read the same inputs (the rates' frame carries every window column), read once per
 change of the store: a first visit reads the store once, not once per section.
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from annotate.rates.budget import plan_labels
 from annotate.rates.estimate import ESTIMATORS, rate_rows
 from annotate.rates.inputs import RatesInput, load_inputs
 from annotate.rates.trend import error_types, scores, trend
@@ -67,3 +69,12 @@ def trend_view(
     the inputs `rates_view` read for the same sample, slices and judge."""
     inputs = shared_inputs(store, sample, by, judge)
     return trend(inputs, window, level, threshold=threshold)
+
+
+def budget_view(
+    store: Store, sample: str, by: Sequence[str], judge: str | None, width: float
+) -> dict[str, Any]:
+    """The label budget (`plan_labels`) for `width`, from the inputs `rates_view` read for the
+    same sample, slices and judge: the page keeps it until the store changes, so a revisit does
+    not plan again (planning was most of a revisit's CPU)."""
+    return plan_labels(shared_inputs(store, sample, by, judge), width)
