@@ -17,7 +17,7 @@ from annotate.labelling.session import rubric_labels, unsupported_labels
 from annotate.store.assignments import reviewer_samples
 from widgets import claim_display
 from widgets import label_panels as panels
-from widgets.label import Desk
+from widgets.label import HIDE_SHOWN, Desk
 from widgets.ratings import rating_step
 
 CONTEXT_HEIGHT = 640  # px: with the header, the page fits a 1000 px high window
@@ -40,6 +40,7 @@ version, labels = rubric_labels(store)
 if keys.button("? Keys", key="label_keys_help", help="keyboard shortcuts (press ?)"):
     panels.shortcuts(labels)
 panels.keyboard_script()
+st.html(HIDE_SHOWN)  # the field naming the claim on screen is for the browser to send, not to see
 panels.rubric_sidebar(store, labels)
 sample = st.selectbox("Sample", samples, key="label_sample")
 flagged = unsupported_labels(store)
@@ -49,17 +50,19 @@ session = st.session_state.setdefault("label_session", {"started": time.time(), 
 desk = Desk(store, user, sample, flagged, session)
 
 
-def verdict_buttons(view, shown: str) -> None:
+def verdict_buttons(view) -> None:
+    """One key per label for every claim (the browser keeps the buttons); a press is for the
+    claim the browser reports on screen (widgets.label.SHOWN)."""
     given = (st.session_state.get("label_given") or {}).get("label")
     for number, item in enumerate(labels, start=1):
         st.button(
             ui.fmt("{} · {}", number, item["label"].replace("_", " ")),
-            key=f"label_button_{item['label']}_{shown}",
+            key=f"label_button_{item['label']}_",
             help=ui.md(item["definition"]),
             shortcut=str(number),
             type="primary" if item["label"] == given else "secondary",
-            on_click=ui.guard(desk.submit),
-            args=(item["label"], view),
+            on_click=ui.guard(desk.press),
+            args=(item["label"],),
             width="stretch",
             disabled=view.final,  # seen the judge on this trace: the verdict stays
         )
@@ -107,22 +110,23 @@ def claim_area() -> None:
         st.success("Your queue for this sample is empty. Thank you!")
         panels.revisit(store, desk)
         return
-    # Keys name this showing of the claim: a press meant for the previous claim reaches the
-    # previous claim's buttons (or nothing), never this claim's.
+    # The token names this showing of the claim: a press made while the previous claim was on
+    # screen reports the previous claim's token, and is taken as meant for it, never this one.
     shown = hashlib.sha256(view.key.encode()).hexdigest()[:12]
     left, right = st.columns([5, 6], gap="medium")
     with left:
         panels.changing_notice(view)  # Back or Reopen: a change, or a final verdict
         details = claim_display.show_claim_box(view)
+        desk.show_token(view, shown)  # after the claim: a token never precedes its claim
         mine = held.questions  # this claim's answers and the list
         panels.claim_answers(mine, view)
-        verdict_buttons(view, shown)
+        verdict_buttons(view)
         desk.controls(view, shown)
         panels.ask_box(desk, view, shown)
         panels.revisit(store, desk)
         panels.my_questions_list(mine)
-    with right, st.container(height=CONTEXT_HEIGHT, key="label_context"):
-        claim_display.show_context(view, details)
+    with right:  # one element that scrolls on its own: a container would be one more block
+        claim_display.show_context(view, details, height=CONTEXT_HEIGHT)
     held.prepare(store, view)  # the traces ahead, read while the reviewer reads this claim
 
 

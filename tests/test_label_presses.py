@@ -105,3 +105,41 @@ def test_every_press_of_four_interleaved_reviewers_is_stored_or_answered(press_s
     for name in REVIEWERS:  # none duplicated: one event per claim, no claim twice
         stored = events(press_store, name)
         assert len(stored) == len({(t, c) for t, c, _ in stored}) == tallies[name]["stored"]
+
+
+def test_a_press_made_while_the_previous_claim_was_on_screen_is_for_that_claim(press_store):
+    """The verdict buttons keep their keys from claim to claim; which claim a press is for is
+    the token the browser sends with it (the hidden field drawn after the claim). A press
+    that reports the previous claim's token never labels the claim that replaced it."""
+    app = run_app(User("alice", "reviewer"), "pages/label.py")
+    first, token = claim_on_screen(app), app.text_input(key="label_shown").value
+    button_for(app, "label_button_supported_").click().run()
+    second = claim_on_screen(app)
+    assert second != first and app.text_input(key="label_shown").value != token
+    app.text_input(key="label_shown").set_value(token)  # the browser had not drawn it yet
+    button_for(app, "label_button_contradicted_").click().run()
+    assert [label for _, _, label in events(press_store, "alice")] == ["supported"]
+    assert answered(app) == [
+        f"Not stored: that press (contradicted) was for claim {first_claim(first)}, which you "
+        "had labelled supported. Use Back or Reopen to change it."
+    ]
+    assert claim_on_screen(app) == second
+
+
+def test_a_press_that_names_no_claim_stores_nothing_and_says_so(press_store):
+    app = run_app(User("alice", "reviewer"), "pages/label.py")
+    shown = claim_on_screen(app)
+    app.text_input(key="label_shown").set_value("not a claim's token")
+    button_for(app, "label_button_supported_").click().run()
+    assert events(press_store, "alice") == []
+    assert answered(app) == [
+        "Nothing was stored for that press (supported): the page did not say which claim it "
+        "showed. Press again."
+    ]
+    assert claim_on_screen(app) == shown
+
+
+def first_claim(body: str) -> str:
+    """'1 of trace t-1' from the claim box's data-claim ('t-1#0')."""
+    trace, index = body.split('data-claim="', 1)[1].split('"', 1)[0].rsplit("#", 1)
+    return f"{int(index) + 1} of trace {trace}"

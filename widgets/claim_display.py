@@ -31,6 +31,8 @@ def _layered(
 
 
 _BOX = "white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9rem; padding: 0.5rem; border: 1px solid rgba(128,128,128,0.3); border-radius: 0.3rem;"
+_CAPTION = "font-size: 0.875rem; opacity: 0.6; margin-bottom: 0.25rem;"
+_PANE = "overflow-y: auto; padding: 0 1rem 1rem 1rem; border: 1px solid rgba(128,128,128,0.2); border-radius: 0.5rem;"
 _PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
 _MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
 _FOUND = "{} ({}) in the context"
@@ -48,22 +50,19 @@ def _claim_span(view) -> list[tuple[int, int]]:
 
 
 def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
-    """The claim, and a line of its numbers, dates, amounts and names saying whether the
-    context has each: one it lacks stands out. Returns the details (for the context)."""
+    """The claim under its trace line, and a line of its numbers, dates, amounts and names
+    saying whether the context has each: one it lacks stands out. Returns the details (for
+    the context). The trace line and the claim are one element: a claim drawn is one delta."""
     trace, claim = view.trace, view.claim
-    st.caption(
-        fmt(
-            "Trace {} · {} · claim {}",
-            trace["trace_id"],
-            trace.get("feature") or "",
-            view.claim_index + 1,
-        )
+    heading = (
+        f"Trace {trace['trace_id']} · {trace.get('feature') or ''} · claim {view.claim_index + 1}"
     )
     details = view.details()
     marks = [(d.start, d.end) for d in details if not d.in_context]
     # which claim this is, for a page that must tell two claims of the same text apart
     claim_key = f"{trace['trace_id']}#{view.claim_index}"
     st.html(
+        f'<div class="annotate-claim-head" style="{_CAPTION}">{html.escape(heading)}</div>'
         f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
         f'style="{_BOX} background: rgba(255,220,0,0.15)">'
         f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
@@ -74,39 +73,45 @@ def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
     return details
 
 
-def show_context(view, details: list | None = None) -> None:
+def show_context(view, details: list | None = None, height: int | None = None) -> None:
     """Request, response with the claim marked, and each context item with the claim's
-    details marked and the passages sharing most with the claim tinted. All text is
-    HTML-escaped: it shows literally, nothing runs."""
-    trace = view.trace
-    details = view.details() if details is None else details
-    passages = view.passages()
-    st.markdown("**Request**")
-    st.html(
-        f'<div class="annotate-request" style="{_BOX}">{html.escape(trace.get("request") or "(none)")}</div>'
-    )
-    st.markdown("**Response**")
-    response = trace["response"] or ""
-    st.html(
-        f'<div class="annotate-response" style="{_BOX}">{_layered(response, [], _claim_span(view))}</div>'
-    )
-    st.markdown(
-        fmt(
-            "**Context** ({}) · tinted: the passages sharing most with the claim",
-            counted(len(trace["contexts"]), "item"),
-        )
-        if passages
-        else fmt("**Context** ({})", counted(len(trace["contexts"]), "item"))
-    )
+    details marked and the passages sharing most with the claim tinted, as one element (the
+    browser draws one piece, not one per item), scrolling on its own within `height` px if
+    given. All text is HTML-escaped: it shows literally, nothing runs."""
+    body = context_html(view, view.details() if details is None else details)
+    if height is not None:
+        body = f'<div class="annotate-context-pane" style="{_PANE} height: {int(height)}px;">{body}</div>'
+    st.html(body)
+
+
+def context_html(view, details: list) -> str:
+    trace, passages = view.trace, view.passages()
+    items = counted(len(trace["contexts"]), "item")
+    parts = [
+        _heading("Request"),
+        f'<div class="annotate-request" style="{_BOX}">{html.escape(trace.get("request") or "(none)")}</div>',
+        _heading("Response"),
+        f'<div class="annotate-response" style="{_BOX}">'
+        f"{_layered(trace['response'] or '', [], _claim_span(view))}</div>",
+        _heading(
+            "Context",
+            f" ({items})"
+            + (" · tinted: the passages sharing most with the claim" if passages else ""),
+        ),
+    ]
     for number, item in enumerate(trace["contexts"]):
-        text = item["text"] or ""
         marks = [(s, e) for d in details for i, s, e in d.found if i == number]
         tinted = [(s, e) for i, s, e, _ in passages if i == number]
-        st.html(
-            f'<div class="annotate-context" style="{_BOX}">'
+        parts.append(
+            f'<div class="annotate-context" style="{_BOX} margin-bottom: 0.5rem;">'
             f"<b>{html.escape(item['source'] or 'context ' + str(item['position'] + 1))}</b>\n"
-            f"{_layered(text, tinted, marks)}</div>"
+            f"{_layered(item['text'] or '', tinted, marks)}</div>"
         )
+    return "".join(parts)
+
+
+def _heading(name: str, rest: str = "") -> str:
+    return f'<p style="margin: 0.75rem 0 0.25rem 0;"><b>{name}</b>{html.escape(rest)}</p>'
 
 
 def show_claim(view) -> None:  # view: annotate.labelling.session.ClaimView

@@ -24,6 +24,23 @@ from annotate.labelling.session import (
 from annotate.store import Store
 from annotate.store.schema import ERROR_TYPES
 
+# Which claim the browser shows, as the browser says with each press: a hidden field drawn
+# right after the claim holds the claim's token, and every rerun the browser asks for sends
+# the fields' values it has, so a press reports the claim that was on screen when it was
+# made. The verdict buttons keep one key for every claim: keys that named the claim made the
+# browser build seven new buttons each press (most of its drawing time), and a fixed key alone
+# would let a press made before the next claim arrived land on that next claim.
+SHOWN = "label_shown"
+VIEWS = "label_views"  # token -> the ClaimView shown under it, the last KEEP_VIEWS showings
+KEEP_VIEWS = 20
+HIDE_SHOWN = "<style>.st-key-label_shown { display: none !important; }</style>"
+
+
+NOT_SAID = (
+    "Nothing was stored for that press ({}): the page did not say which claim it showed. "
+    "Press again."
+)
+
 
 class Desk:
     """One reviewer at one sample: what is on screen, and what each button does to it."""
@@ -39,6 +56,34 @@ class Desk:
 
     def showing(self) -> ClaimView | None:
         return st.session_state.get("label_back") or st.session_state.get(self.current)
+
+    def show_token(self, view: ClaimView, token: str) -> None:
+        """The hidden field naming the claim just drawn (call it right after the claim)."""
+        views = st.session_state.setdefault(VIEWS, {})
+        views[token] = view
+        for old in list(views)[:-KEEP_VIEWS]:
+            del views[old]
+        st.session_state[SHOWN] = token
+        st.text_input("Claim shown", key=SHOWN, label_visibility="collapsed")
+
+    def on_screen(self) -> ClaimView | None:
+        """The claim the browser showed when the press was made (None: it did not say)."""
+        return st.session_state.get(VIEWS, {}).get(st.session_state.get(SHOWN))
+
+    def press(self, label: str) -> None:
+        """A verdict button's callback: `label` on the claim the browser showed."""
+        view = self.on_screen()
+        if view is None:
+            st.session_state["label_error"] = NOT_SAID.format(label)
+            return
+        self.submit(label, view)
+
+    def press_skip(self) -> None:
+        view = self.on_screen()
+        if view is None:
+            st.session_state["label_error"] = NOT_SAID.format("skip")
+            return
+        self.skip(view)
 
     def submit(self, label: str, view: ClaimView) -> None:
         """Button callback for the claim the button was drawn for (never "whatever is current").
@@ -206,22 +251,24 @@ class Desk:
 
     def controls(self, view: ClaimView, shown: str) -> None:
         """Error type, note, skip reason; Back, Skip, and flagging a badly extracted claim."""
-        left, right = st.columns([2, 3])
-        left.selectbox(
+        # Horizontal containers, not columns: one block each where columns cost a block per
+        # column, and every block is a message the browser renders on each press.
+        fields = st.container(horizontal=True, key="label_fields")
+        fields.selectbox(
             "Error type (unsupported labels)",
             ERROR_TYPES,
             index=None,
             placeholder="none",
             key="label_error_type",
         )
-        right.text_area(
+        fields.text_area(
             "Note (optional)",
             key="label_note",
             height=68,
             help="Keys here only type. Ctrl+Enter keeps the note and returns to the verdict keys.",
         )
-        back, skip, reason = st.columns([3, 6, 4])
-        back.button(
+        row = st.container(horizontal=True, vertical_alignment="center", key="label_moves")
+        row.button(
             "Back",
             key="label_back_button",
             shortcut="b",
@@ -229,14 +276,13 @@ class Desk:
             on_click=ui.guard(self.back),
         )
         chosen = st.session_state.get("label_skip_reason") or SKIP_REASONS[0]
-        skip.button(
+        row.button(
             ui.fmt("Skip: {}", chosen.replace("_", " ")),
-            key=f"label_skip_{shown}",
+            key="label_skip_",  # one key for every claim: the claim is the one on screen
             shortcut="s",
-            on_click=ui.guard(self.skip),
-            args=(view,),
+            on_click=ui.guard(self.press_skip),
         )
-        reason.selectbox(
+        row.selectbox(
             "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
         )
         box = ui.lazy_expander("Badly extracted claim?", "label_flag_box")

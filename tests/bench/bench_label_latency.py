@@ -7,7 +7,7 @@ context per reviewer, so each press goes through the page's websocket as a perso
 A press is timed from the key until the next claim's whole area is drawn: its text on screen
 AND the rerun finished (no stale element left; context, buttons and controls are the new
 claim's). The bare app is a counter whose button (shortcut "1") bumps a number; key -> the
-new number on screen.
+new number on screen. Both are polled at every animation frame.
 
 1. CPU per press: the app's process CPU time over N presses of one reviewer, against the bare
    app's over N presses, in two interleaved halves (the machine is shared).
@@ -21,6 +21,10 @@ new number on screen.
    level against as many bare sessions at the same pace, with the wire client: twenty
    chromiums on the two cores that also run the app would measure the browsers, and each
    reviewer's browser runs on their own machine.
+5. Where chromium's time goes: ANNOTATE_BENCH_TRACED presses (default 10) of each under
+   chromium's performance trace, the page's main thread per press split into scripting, style
+   and layout, paint and other, and the websocket messages a press brings
+   (tests/bench/label_trace.py).
 The app's RSS is printed after the first reviewer's presses and at the end.
 
 Sized by ANNOTATE_BENCH_SMALL (traces, default 100,000), ANNOTATE_BENCH_PRESSES (back-to-back
@@ -53,9 +57,11 @@ from tests.bench.label_pages import (
     start_streamlit,
     stop,
 )
+from tests.bench.label_trace import Frames, describe, traced
 from tests.bench.label_wire import WireSession
 
 AT_ONCE = 5  # reviewers pressing together as fast as the page draws
+TRACED = bench_size("ANNOTATE_BENCH_TRACED", 10)  # presses of each under chromium's trace
 
 
 def numbers(variable: str, default: str) -> list[float]:
@@ -66,19 +72,26 @@ def numbers(variable: str, default: str) -> list[float]:
         raise SystemExit(f"{variable}={raw!r} must be numbers separated by commas") from None
 
 
-async def bare_page(browser, url: str):
+async def bare_page(browser, url: str, hook=None):
     page = await (await browser.new_context()).new_page()
     page.set_default_timeout(120_000)
+    if hook is not None:
+        hook(page)
     await page.goto(url)
     await page.locator(".bare-count").wait_for()
     return page
+
+
+# Polled at every frame, as the Label page's DRAWN is: a locator's wait polls at 20, 50, 100
+# and then 500 ms steps, which rounded the bare figure up.
+BARE_DRAWN = "n => document.querySelector('.bare-count')?.innerText === `count ${n}`"
 
 
 async def bare_press(page) -> float:
     count = int((await page.locator(".bare-count").inner_text()).split()[-1])
     started = time.perf_counter()
     await page.keyboard.press("1")
-    await page.get_by_text(f"count {count + 1}", exact=True).wait_for()
+    await page.wait_for_function(BARE_DRAWN, arg=count + 1, polling="raf")
     return time.perf_counter() - started
 
 
@@ -144,7 +157,10 @@ async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
         )
         sessions = Sessions(browser, *urls, reviewers)
-        app, bare = (await sessions.apps(1))[0], (await sessions.bares(1))[0]
+        frames = {"app": Frames(), "bare": Frames()}
+        app = await open_label(browser, urls[0], reviewers[0], hook=frames["app"].hook)
+        bare = await bare_page(browser, urls[1], hook=frames["bare"].hook)
+        sessions.app, sessions.bare = [app], [bare]
         half = max(back_to_back // 2, 1)
         cpu: dict[str, list[Any]] = {"app": [[], 0.0], "bare": [[], 0.0]}
         for _ in range(2):  # interleaved halves: the machine's load falls on both alike
@@ -156,6 +172,10 @@ async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any
                 cpu[name][0] += times
                 cpu[name][1] += seconds
         got["cpu"], got["rss_one"] = cpu, rss(pids[0])
+        got["traced"] = {  # the same presses again, under chromium's performance trace
+            "bare": await traced(browser, bare, bare_press, frames["bare"], TRACED),
+            "app": await traced(browser, app, label_press, frames["app"], TRACED),
+        }
         got["bare_at_once"] = await together(bare_press, await sessions.bares(AT_ONCE), half)
         got["app_at_once"] = await together(label_press, await sessions.apps(AT_ONCE), half)
         await browser.close()
@@ -234,6 +254,12 @@ def report(got: dict[str, Any], wire: dict[str, Any], count: int, pace) -> None:
         f"baseline, bare key -> count: {ms(bare_times)}; {ratio(app_times, bare_times)} "
         "(target <= 1.2x)"
     )
+    traced_app, traced_bare = got["traced"]["app"], got["traced"]["bare"]
+    show(
+        f"chromium per press, {TRACED} presses traced: Label page {describe(traced_app)}; "
+        f"bare app {describe(traced_bare)}; key -> drawn under the trace "
+        f"{ms(traced_app['times'])} against {ms(traced_bare['times'])}"
+    )
     for client, figures in (("chromium", got), ("wire client", wire)):
         show(
             f"{AT_ONCE} reviewers at once, each pressing as soon as answered, {client}: "
@@ -261,7 +287,7 @@ def run() -> None:
     levels = [int(level) for level in numbers("ANNOTATE_BENCH_LEVELS", "1,5,10,20")]
     pace = tuple(numbers("ANNOTATE_BENCH_PACE", "3,8")[:2])
     reviewers = [f"r{i}" for i in range(1, max([*levels, AT_ONCE]) + 1)]
-    most = 2 * back_to_back + paced * len(levels)  # presses of r1
+    most = 2 * back_to_back + TRACED + paced * len(levels)  # presses of r1
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         db = Path(tmp) / "label.duckdb"
         started = time.perf_counter()
