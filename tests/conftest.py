@@ -26,6 +26,18 @@ from tests.producers.fixtures import produced  # noqa: E402,F401 - real traces p
 settings.register_profile("mutate", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Accounts the tests make in this process hash at scrypt's n=2**4, not the product's
+    2**14 (which was an eighth of a test worker's time). A stored hash names its own cost, so
+    the app and the CLI, run as subprocesses at full cost, check these and these check theirs.
+    A test marked `real_password_cost` (the one of the cost itself) keeps the product's."""
+    if request.node.get_closest_marker("real_password_cost") is None:
+        from annotate.accounts import users
+
+        monkeypatch.setattr(users, "_N", 2**4)
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "annotate.duckdb"

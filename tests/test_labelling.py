@@ -57,6 +57,7 @@ def ready(fresh_store, tmp_path):
 # -- accounts ----------------------------------------------------------------------------------
 
 
+@pytest.mark.real_password_cost
 def test_passwords_are_scrypt_hashed_and_salted():
     first, second = hash_password("s3cret-words"), hash_password("s3cret-words")
     assert first.startswith("scrypt$16384$8$1$") and first != second
