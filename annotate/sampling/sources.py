@@ -1,10 +1,11 @@
 """Sample where the traces live: draw from Parquet / JSON Lines / CSV files read in place.
 
 DuckDB computes the frame (the judgeable rows that match the filters, as for imported
-traces) in one pass over the files into a temporary table (trace id, strata, the judge's
-verdicts, the draw's hash prefix); its stratum counts, the judge's verdict counts, the draw
-and the undrawn traces' signatures read that table; allocation is
-the same as for an imported frame; the draw is the same rule (sha256 of "<seed>:<trace_id>",
+traces) in one aggregate pass over the files (annotate.store.source_pass): the rows grouped
+by stratum and the judge's verdict signature, each group with its count and first draw
+keys; its stratum counts, the judge's verdict counts, the draw and the undrawn traces'
+signatures read those groups (a judge column that is not a list of structs goes through a
+per-row table, annotate.store.source_frame); allocation is the same as for an imported frame; the draw is the same rule (sha256 of "<seed>:<trace_id>",
 ascending, top-k per stratum), so the same files imported then sampled give the same
 trace ids. Only the drawn rows are read into Python and imported, validated exactly as
 `annotate import` validates; a drawn row that fails is reported by file and row and nothing
@@ -13,9 +14,7 @@ is stored. Trace ids are assumed unique in the source (a sample needs unique uni
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -39,6 +38,7 @@ from annotate.sampling.drawn import (
     judge_outcomes,
     most_per_stratum,
 )
+from annotate.sampling.source_lines import file_lines
 from annotate.store import Store, open_store
 from annotate.store import samples as sample_sql
 from annotate.store import source_frame as frame_sql
@@ -241,7 +241,8 @@ class SourceFrame:
         return sql.undrawn_signatures(self.store, cte, [], width, self.judge_kind, drawn)
 
     def ranks(self, ranges: list[tuple[Any, int, int]]) -> list[tuple[str, Any, int]]:
-        """The drawn (trace, key, rank) of `ranges`, hashing in full only the candidates."""
+        """The drawn (trace, key, rank) of `ranges`: from the groups' first keys (read again
+        when a range reaches deeper), or the table's candidates (only they hashed in full)."""
         width = len(self.spec.by)
         deepest = max((hi for _, _, hi in ranges), default=0)
         if self.grouped:
@@ -281,7 +282,7 @@ class SourceFrame:
             lines: dict[int, int] = {}
             if report.errors and source.format != "parquet":
                 ids = {index: str(row.get(id_column)) for index, row in rows}
-                lines = _file_lines(name, source.format, id_column, ids)
+                lines = file_lines(name, source.format, id_column, ids)
             for error in report.errors:
                 line = lines.get(error.line, error.line)
                 unit = "row" if source.format == "parquet" else "line"
@@ -310,32 +311,6 @@ def _with_label(verdicts: Any, judge: str, label: str) -> Any:
         ):
             return verdicts
     return [*listed, {"judge": judge, "level": "response", "label": label}]
-
-
-def _file_lines(path: str, fmt: str, id_column: str, ids: Mapping[int, str]) -> dict[int, int]:
-    """{our row number: the file's line} for JSON Lines and CSV rows, found by trace id.
-    Only on the error path: a scan of the one file that holds a bad drawn row."""
-    wanted = {trace_id: index for index, trace_id in ids.items()}
-    found: dict[int, int] = {}
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        if fmt == "csv":
-            reader = csv.DictReader(fh)
-            for row in reader:
-                index = wanted.get(str(row.get(id_column)))
-                if index is not None:
-                    found.setdefault(index, reader.line_num)
-            return found
-        for number, line in enumerate(fh, start=1):
-            if not any(trace_id in line for trace_id in wanted):
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            index = wanted.get(str(data.get(id_column))) if isinstance(data, dict) else None
-            if index is not None:
-                found.setdefault(index, number)
-    return found
 
 
 def draw_from_source(

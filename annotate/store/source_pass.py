@@ -28,8 +28,8 @@ _HASH_HEX = 64  # sha256() gives 64 hex digits: a key is the hash, then the trac
 # A one-verdict trace's verdict, as text (vc: whether it names a claim)
 _NO_VERDICT = "NULL::VARCHAR AS vj, NULL::VARCHAR AS vl, NULL::BOOLEAN AS vc, NULL::VARCHAR AS vlab"
 _NO_SEVERAL = (
-    "NULL::STRUCT(j VARCHAR, l VARCHAR, c VARCHAR, x VARCHAR)[] AS items, "
-    "NULL::STRUCT(judge VARCHAR, label VARCHAR)[] AS mpairs"
+    "NULL::STRUCT(sig STRUCT(judge VARCHAR, response_label VARCHAR, claim_labels VARCHAR[], "
+    "claim_counts BIGINT[])[], pairs STRUCT(judge VARCHAR, label VARCHAR)[]) AS multi"
 )
 # A trace of several verdicts, by judge (store.frame_verdicts' per-trace rules): the latest
 # response-level label, and the latest label of each claim (the last in the list's order)
@@ -80,20 +80,20 @@ def pass_select(
         f"WITH {ctes}, pass_rows AS (SELECT trace_id IS NOT NULL AS has_id, "
         f"judgeable AND trace_id IS NOT NULL AS judgeable, in_frame{keys}, {verdicts}, "
         "CASE WHEN in_frame THEN sha256(CAST(? AS VARCHAR) || ':' || trace_id) || trace_id END "
-        "AS k FROM flagged), "
-        f"signed AS (SELECT * EXCLUDE (items), CASE WHEN items IS NOT NULL THEN "
-        f"{_SIGNED.replace('by_judge', _BY_JUDGE)} END AS msig FROM pass_rows) "
-        f"SELECT row_number() OVER () AS g, * FROM (SELECT has_id, judgeable, in_frame{kept}, "
-        f"vj, vl, vc, vlab, msig, mpairs, count(*) AS n, min(k, {int(depth)}) AS keys "
-        "FROM signed GROUP BY ALL)"
+        "AS k FROM flagged) "
+        f"SELECT row_number() OVER () AS g, has_id, judgeable, in_frame{kept}, vj, vl, vc, vlab, "
+        "multi.sig AS msig, multi.pairs AS mpairs, n, keys FROM (SELECT has_id, judgeable, "
+        f"in_frame{kept}, vj, vl, vc, vlab, multi, count(*) AS n, min(k, {int(depth)}) AS keys "
+        "FROM pass_rows GROUP BY ALL)"
     )
     return sql, [*params, seed]
 
 
 def _verdict_columns(judge_kind: str | None) -> str:
-    """A frame row's one verdict (vj, vl, vc, vlab), or its several as `items` (labelled
-    verdicts by the import's rules: no judge name is "imported", no level is "claim" when a
-    claim is named, else "response") and `mpairs` (its distinct raw judge and label)."""
+    """A frame row's one verdict (vj, vl, vc, vlab), or its several as `multi`: their
+    signature by judge (`sig`, over the labelled verdicts by the import's rules: no judge
+    name is "imported", no level is "claim" when a claim is named, else "response") and
+    their distinct raw judge and label (`pairs`). Only rows of several compute `multi`."""
     fields = struct_list_fields(judge_kind)
 
     def get(item: str, name: str) -> str:
@@ -117,8 +117,7 @@ def _verdict_columns(judge_kind: str | None) -> str:
         f"CASE WHEN {one} THEN {get('judge[1]', 'level')} END AS vl, "
         f"CASE WHEN {one} THEN {get('judge[1]', 'claim')} IS NOT NULL END AS vc, "
         f"CASE WHEN {one} THEN {get('judge[1]', 'label')} END AS vlab, "
-        f"CASE WHEN {several} THEN {items} END AS items, "
-        f"CASE WHEN {several} THEN {pairs} END AS mpairs"
+        f"CASE WHEN {several} THEN {{'sig': {_SIGNED.replace('by_judge', _BY_JUDGE).replace('items', f'({items})')}, 'pairs': {pairs}}} END AS multi"
     )
 
 
