@@ -90,7 +90,24 @@ PATHS = [
     *[f"attributes.{key}" for key in ("n", "é", "k" * 1001, "")],
 ]
 GONE = object()
-nudges = st.sampled_from([GONE, None, "", " ", 0, 1, 2, 7, -1, 2**31, 0.5, "claim", "response"])
+NUDGES = [
+    GONE,
+    None,
+    "",
+    " ",
+    0,
+    1,
+    2,
+    7,
+    -1,
+    2**31,
+    0.5,
+    "claim",
+    "response",
+    [2**63],
+    {"a": 1e300},
+]
+nudges = st.sampled_from(NUDGES)
 
 
 def nudged(changes: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -115,6 +132,16 @@ def _child(holder: Any, part: str) -> Any:
     if isinstance(holder, list) and part.isdigit() and int(part) < len(holder):
         return holder[int(part)]
     return holder.get(part) if isinstance(holder, dict) else None
+
+
+def test_each_field_nudged_alone_is_the_full_checks_trace():
+    taken = 0
+    for path in PATHS:
+        for value in NUDGES:
+            raw = json.dumps(nudged([(path, value)])).encode()
+            same_as_full(raw)
+            taken += decoded.plain_trace(raw, 7) is not None
+    assert taken > len(PATHS)  # the decoded path takes many of them, not none
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

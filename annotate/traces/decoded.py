@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
-from annotate.traces import plain
 from annotate.traces.limits import MAX_TEXT_CHARS, check_json_value
-from annotate.traces.limits import check_name as _check_name
 from annotate.traces.limits import to_utc as _to_utc
 from annotate.traces.rows import Claim, ContextItem, JudgeVerdict, Name, Trace
+
+# An attribute's value the store certainly takes (plain.plain_attribute's bounds); a list or an
+# object is checked whole by check_json_value.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_Exact = Annotated[float, msgspec.Meta(gt=-(2.0**63), lt=2.0**63)]
+_Attribute = str | _Int64 | _Exact | bool | None | list[Any] | dict[str, Any]
 
 
 class _Row(msgspec.Struct, forbid_unknown_fields=True):  # any other key: an attribute
@@ -33,12 +37,12 @@ class _Row(msgspec.Struct, forbid_unknown_fields=True):  # any other key: an att
     model: Name | None = None
     claims: list[str | Claim] | None = None
     judge: list[JudgeVerdict] | JudgeVerdict | None = None
-    attributes: dict[str, Any] | None = None
-    ratings: None = None  # the row's ratings: parse.py's checks
+    attributes: dict[Name, _Attribute] | None = None
 
 
 _DECODER = msgspec.json.Decoder(_Row)
 _ESCAPED_NUL = b"\\u0000"
+_RATINGS = b'"ratings"'  # a verdict's ratings would decode from pairs, which parse.py refuses
 
 
 class _NotPlain(Exception):
@@ -50,7 +54,7 @@ def plain_trace(raw: bytes, line: int) -> Trace | None:
 
     Text limits: a line shorter than MAX_TEXT_CHARS bytes holds no longer string; msgspec
     refuses invalid UTF-8 and lone surrogates; a NUL can only arrive escaped."""
-    if len(raw) > MAX_TEXT_CHARS or _ESCAPED_NUL in raw:
+    if len(raw) > MAX_TEXT_CHARS or _ESCAPED_NUL in raw or _RATINGS in raw:
         return None
     try:
         row = _DECODER.decode(raw)
@@ -115,8 +119,6 @@ def _verdicts(value: list[JudgeVerdict] | JudgeVerdict, claims: int) -> tuple[Ju
     """The verdicts as decoded, when parse.py would make each the same; else _NotPlain."""
     verdicts: list[JudgeVerdict] = value if isinstance(value, list) else [value]
     for verdict in verdicts:
-        if not verdict.judge or not verdict.label or verdict.ratings:
-            raise _NotPlain  # "" is the judge "imported"; ratings (pairs here) are parse.py's
         if verdict.level == "claim":
             if verdict.claim is None or verdict.claim >= claims:
                 raise _NotPlain
@@ -132,8 +134,7 @@ def _timestamp(value: str) -> datetime:
 
 
 def _attributes(attributes: dict[str, Any]) -> dict[str, Any]:
-    for key, value in attributes.items():
-        if not plain.plain_attribute(key, value):
-            _check_name(key)
+    for value in attributes.values():
+        if type(value) is list or type(value) is dict:
             check_json_value(value)  # ValueError: the full path names the attribute
     return attributes

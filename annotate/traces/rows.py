@@ -23,6 +23,7 @@ from annotate.traces.limits import INT32_MAX, MAX_NAME_CHARS
 # only (a value outside them sends the row to parse.py's checks); making one checks nothing.
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME_CHARS)]
 Offset = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+Given = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_CHARS)]  # "": parse.py's
 
 
 class ContextItem(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -37,9 +38,9 @@ class Claim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class JudgeVerdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    judge: Name
+    judge: Given
     level: str
-    label: Name
+    label: Given
     claim: Offset | None = None
     score: float | None = None
     explanation: str | None = None
@@ -65,7 +66,7 @@ class Trace:
     @property
     def is_judgeable(self) -> bool:
         """A trace with no context text has nothing to check its claims against."""
-        return any(item.text.strip() for item in self.contexts)
+        return any(item.text and not item.text.isspace() for item in self.contexts)
 
     @cached_property
     def content_hash(self) -> str:
