@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -129,11 +130,14 @@ def xss_trace() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def app_store(tmp_path_factory: pytest.TempPathFactory, xss_trace: dict[str, Any]) -> Path:
-    """`annotate init` (the bundled sample), one trace whose response is live HTML, a lead."""
+def app_store(
+    tmp_path_factory: pytest.TempPathFactory, bundled_store: Path, xss_trace: dict[str, Any]
+) -> Path:
+    """`annotate init` (the bundled sample: a copy of the session's), one trace whose response
+    is live HTML, a lead."""
     folder = tmp_path_factory.mktemp("browser")
     db = folder / "a.duckdb"
-    _annotate("init", db=db)
+    shutil.copyfile(bundled_store, db)
     rows = folder / "xss.jsonl"
     rows.write_text(json.dumps(xss_trace) + "\n", encoding="utf-8")
     _annotate("import", str(rows), db=db)
