@@ -41,7 +41,7 @@ bench: install
 # missing from the nav) fails. The CLI reference is generated from the parsers as it builds.
 # NO_MKDOCS_2_WARNING: Material prints a notice about its successor on every build.
 docs: install
-	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/python -c "import material, mkdocs" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[docs]'
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
 
 format: install
