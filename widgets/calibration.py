@@ -82,7 +82,9 @@ def disagreements(store: Store, found: list[dict]) -> None:
         )
         chosen = claims[pick]
         ui.show_text("Judge's explanation", chosen["explanation"])
-        claim_display.show_claim(claim_view(store, chosen["trace_id"], chosen["claim_index"]))
+        # kept per change of the store: a rerun of the page does not read the trace again
+        view = ui.computed(claim_view, chosen["trace_id"], chosen["claim_index"])
+        claim_display.show_claim(view)
 
 
 def report_downloads(store: Store, report: dict, settings: tuple, user) -> None:
