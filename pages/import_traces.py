@@ -17,6 +17,7 @@ from annotate.ingest.labels import import_labels
 from annotate.store import resolve_db_path
 from annotate.store.imports import import_errors
 from widgets import connectors as connector_widgets
+from widgets.uploads import forget_upload, upload_box
 
 user = ui.require_role("lead")
 st.title("Import")
@@ -26,7 +27,7 @@ st.caption(
 )
 
 kind = st.radio("What", ["traces", "labels"], horizontal=True, key="import_kind")
-upload = st.file_uploader("Upload a file", key="import_file")
+upload = upload_box("Upload a file")
 folder = import_folder(ui.store())
 path_text = st.text_input(
     "…or a file in the import folder (path relative to it)",
@@ -93,6 +94,8 @@ if st.button("Import", type="primary", key="import_run"):
                 target = Path(folder) / Path(upload.name).name
                 target.write_bytes(upload.getvalue())
                 st.session_state["import_report"] = _run(target, upload.name, slot)
+            forget_upload(upload)  # imported: its bytes go, the box is empty on the rerun
+            st.rerun()  # a ScriptControlException: neither except below catches it
         elif path_text.strip():
             target = inbox_path(ui.store(), path_text)
             st.session_state["import_report"] = _run(target, path_text.strip(), slot)

@@ -29,8 +29,11 @@ DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
 # Past the limit DuckDB spills to a temporary file beside the store instead of growing.
 DEFAULT_MEMORY_LIMIT = "512MB"
-# What DuckDB keeps cached for a moment after a large write (`Store.release_memory`).
-RELEASE_FLOOR = "16MB"
+# What DuckDB may keep cached after a large write (`Store.release_memory`). 16MB kept 15 MB, a
+# third of what the app still held a minute after a 100k-trace page import (issue 36). DuckDB
+# evicts every block it can on the way down, so a floor it cannot reach (an index held in
+# memory, another session's query) still leaves no cache.
+RELEASE_FLOOR = "1MB"
 # A memory size: 512MB, 2GB, 1GiB.
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", re.IGNORECASE)
 # Stores (by path) whose process has an import streaming within half the memory limit.
@@ -224,7 +227,7 @@ class Store:
         try:  # best effort, after the import's commit: a failure here must not fail the import
             self.execute(f"SET memory_limit = '{RELEASE_FLOOR}'")
         except StoreError:
-            pass  # another session's query holds more than the floor: nothing is released
+            pass  # DuckDB evicted what it could; the rest (an index, a query's) is not a cache
         finally:
             self.execute(f"SET memory_limit = '{memory_limit()}'")
         _trim_heap()

@@ -70,16 +70,21 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_streamlit(script: Path, db: Path | None) -> tuple[subprocess.Popen[bytes], str]:
+def start_streamlit(
+    script: Path,
+    db: Path | None,
+    launcher: tuple[str, ...] = ("-m", "streamlit"),
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.Popen[bytes], str]:
     """The app runs from the repository (its .streamlit/config.toml); the bare app from its
-    own folder, so the baseline is Streamlit with its default settings."""
+    own folder, so the baseline is Streamlit with its default settings. `launcher`: what runs
+    Streamlit's command line (`-c CODE` that calls it after a bench's changes); `env`: added."""
     port = free_port()
-    env = {**os.environ, **({"ANNOTATE_DB": str(db)} if db else {})}
+    env = {**os.environ, **({"ANNOTATE_DB": str(db)} if db else {}), **(env or {})}
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "streamlit",
+            *launcher,
             "run",
             str(script),
             "--server.headless",
