@@ -5,6 +5,7 @@ decide) for any JSON value in any field."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -150,3 +151,26 @@ def test_a_row_the_decoded_path_takes_is_the_full_checks_trace(changes: list[tup
     data = nudged(changes)
     same_as_full(json.dumps(data).encode())
     same_as_full(json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def test_content_hashes_are_the_ones_earlier_versions_stored():
+    """A re-import must find its rows duplicates, not conflicts: the digest of these rows'
+    hashes as commit c950399 (before the decoded path) computed them."""
+    rows = [*generate_rows(200), *generate_rows(100, homogeneous=True)]
+    rows.append(
+        {
+            "trace_id": "u",
+            "response": "naïve ✓",
+            "context": "",
+            "attributes": {"z": {"b": [1, 2.5, None]}, "é": "\u2028", "a": -0.0},
+            "ratings": {"relevance": 4},
+            "judge": {"label": "x", "ratings": {"c": 1}},
+        }
+    )
+    lines = [json.dumps(row).encode() for row in rows]
+    traces = [
+        decoded.plain_trace(raw, i) or parse_record(Record(i, orjson.loads(raw)))
+        for i, raw in enumerate(lines)
+    ]
+    digest = hashlib.sha256("".join(t.content_hash for t in traces).encode()).hexdigest()
+    assert digest == "f531e40da2e68b8560bceef9e247693fbbcd29f7254dd143d092e7285ea6973d"

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from annotate.errors import AnnotateError, UsageError
 from annotate.store import Store, id_batch
-from annotate.traces import JudgeVerdict, RowError, Trace, to_json_bytes
+from annotate.traces import JudgeVerdict, RowError, Trace
 
 TRACE_COLUMNS = (
     "trace_id",
@@ -324,18 +324,18 @@ def stored_verdict_keys(store: Store, trace_ids: Sequence[str]) -> set[tuple[Any
 def _trace_table(import_id: int, traces: Sequence[Trace]) -> pa.Table:
     return pa.table(
         {
-            "trace_id": [t.trace_id for t in traces],
-            "import_id": pa.array([import_id] * len(traces), pa.int32()),
+            "trace_id": pa.array([t.trace_id for t in traces], pa.string()),
+            "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), len(traces)),
             "source_line": pa.array([t.line for t in traces], pa.int32()),
-            "content_hash": [t.content_hash for t in traces],
+            "content_hash": pa.array([t.content_hash for t in traces], pa.string()),
             "timestamp": pa.array([t.timestamp for t in traces], pa.timestamp("us")),
             "feature": pa.array([t.feature for t in traces], pa.string()),
             "risk_category": pa.array([t.risk_category for t in traces], pa.string()),
             "model": pa.array([t.model for t in traces], pa.string()),
             "request": pa.array([t.request for t in traces], pa.string()),
-            "response": [t.response for t in traces],
-            "judgeable": [t.is_judgeable for t in traces],
-            "attributes": [to_json_bytes(t.attributes).decode() for t in traces],
+            "response": pa.array([t.response for t in traces], pa.string()),
+            "judgeable": pa.array([t.is_judgeable for t in traces], pa.bool_()),
+            "attributes": pa.array([t.attributes_json for t in traces], pa.string()),
         }
     )
 

@@ -69,6 +69,11 @@ class Trace:
         return any(item.text and not item.text.isspace() for item in self.contexts)
 
     @cached_property
+    def attributes_json(self) -> bytes:
+        """The attributes as canonical JSON: stored as they are, and hashed with the content."""
+        return to_json_bytes(self.attributes)
+
+    @cached_property
     def content_hash(self) -> str:
         """Hash of everything but the source line, to tell a duplicate from a conflict."""
         content = [
@@ -86,9 +91,10 @@ class Trace:
                 + ([[list(r) for r in v.ratings]] if v.ratings else [])  # old hashes kept
                 for v in self.judge
             ],
-            self.attributes,
         ]
-        return hashlib.sha256(to_json_bytes(content)).hexdigest()
+        # the JSON of content + [attributes], with the attributes' JSON made once (it is stored)
+        spliced = to_json_bytes(content)[:-1] + b"," + self.attributes_json + b"]"
+        return hashlib.sha256(spliced).hexdigest()
 
 
 def to_json_bytes(value: Any) -> bytes:
