@@ -127,6 +127,39 @@ def test_a_revisit_reads_the_rates_until_the_store_changes(rates_store, monkeypa
     assert len(reads) == 2
 
 
+def test_the_label_budget_is_planned_once_per_width_until_the_store_changes(
+    rates_store, monkeypatch
+):
+    """Catches a page that plans the label budget on every run (most of a revisit's CPU on a
+    300,000-trace store); the plan shown is the library's for the page's inputs."""
+    import annotate.rates.view as view
+    from annotate.rates.budget import plan_labels
+    from annotate.rates.inputs import load_inputs
+
+    widths: list[float] = []
+
+    def counted(inputs, width):
+        widths.append(width)
+        return plan_labels(inputs, width)
+
+    monkeypatch.setattr(view, "plan_labels", counted)
+    first = run_app(LEAD, "pages/rates.py")
+    run_app(LEAD, "pages/rates.py")  # another session, the same settings
+    assert widths == [0.1]
+    first.number_input(key="rates_budget_width").set_value(0.05).run()
+    assert widths == [0.1, 0.05]
+    shown = next(d.value for d in first.dataframe if "more with the judge" in d.value.columns)
+    store = open_store(rates_store)
+    try:
+        plan = plan_labels(load_inputs(store, "main", ["feature"]), 0.05)
+        save_threshold(store, 0.4, "lena")
+    finally:
+        store.close()
+    assert list(shown["more with the judge"]) == [s["with_judge"]["more"] for s in plan["strata"]]
+    run_app(LEAD, "pages/rates.py")
+    assert widths == [0.1, 0.05, 0.1]
+
+
 def test_the_judge_chosen_first_is_the_one_with_verdicts_on_the_sample(rates_store, tmp_path):
     """Catches the alphabetically first judge as the default (a one-off import's judge that
     judged none of the sample left judge_raw, judge_corrected and Rogan-Gladen empty)."""
