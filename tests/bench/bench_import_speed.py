@@ -74,6 +74,7 @@ def time_read_json(path: Path, db: Path) -> float:
     """Seconds for DuckDB alone to load the same file into a table of a fresh file."""
     started = time.perf_counter()
     conn = duckdb.connect(str(db))
+    conn.execute("SET enable_progress_bar = false")  # its bar went to stdout after 2 s
     conn.execute(
         "CREATE TABLE raw AS SELECT * FROM read_json(?, format='newline_delimited')", [str(path)]
     )
