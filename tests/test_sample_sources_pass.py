@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from annotate.sampling import sources
 from annotate.sampling.allocation import SampleSpec
 from annotate.sampling.sources import SourceFrame, draw_from_source, make_source
 
@@ -105,6 +106,17 @@ def test_a_drawn_trace_past_the_first_keys_is_signed_by_the_table(lake, fresh_st
     drawn += [deep[0][0], "not-in-the-files"]
     assert grouped.undrawn_signatures(drawn) == table.undrawn_signatures(drawn)
     assert grouped.table is not None
+    grouped.close()
+    table.close()
+
+
+def test_a_draw_deeper_than_the_pass_keeps_reads_the_per_row_table(lake, fresh_store, monkeypatch):
+    grouped, table = frames(fresh_store, lake, "parquet", depth=4)
+    counts, _, _ = grouped.strata(OUTCOMES)
+    monkeypatch.setattr(sources, "MOST_KEPT", 6)  # keys a group may hold in DuckDB's state
+    ranges = [(key, 0, 9) for key, _, _ in counts]
+    assert grouped.ranks(ranges) == table.ranks(ranges)
+    assert not grouped.grouped and grouped.table is not None
     grouped.close()
     table.close()
 

@@ -109,6 +109,9 @@ _WAREHOUSE_COLUMNS = ("sample_hash", "sample_rank", "judgeable", "judge_label")
 # that names no judge. A drawn row's judge_label becomes its response-level verdict.
 WAREHOUSE_JUDGE = "imported"
 _FRAMES = itertools.count(1)  # temporary table names, distinct per process
+# The most first keys the pass keeps a group (each in DuckDB's aggregate state, which does not
+# spill): a deeper draw, far beyond what reviewers label, reads the per-row table instead.
+MOST_KEPT = 50_000
 
 
 class SourceFrame:
@@ -149,7 +152,11 @@ class SourceFrame:
         self.table: str | None = None  # the frame's temporary table, once made
         # one aggregate pass (issue 38) unless the judge column needs the per-row table
         self.groups: str | None = None
-        self.grouped = not source.counts and pass_sql.has_pass(self.judge_kind, self.has_judge)
+        self.grouped = (
+            not source.counts
+            and pass_sql.has_pass(self.judge_kind, self.has_judge)
+            and self.depth <= MOST_KEPT
+        )
 
     def _table(self) -> str:
         """The frame's temporary table, made by the first question asked of it: the files are
@@ -245,6 +252,7 @@ class SourceFrame:
         when a range reaches deeper), or the table's candidates (only they hashed in full)."""
         width = len(self.spec.by)
         deepest = max((hi for _, _, hi in ranges), default=0)
+        self.grouped = self.grouped and deepest <= MOST_KEPT  # the counts stay the pass's
         if self.grouped:
             groups = self._groups(deepest)
             return pass_sql.pass_ranks(self.store, groups, width, ranges)
