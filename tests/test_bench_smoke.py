@@ -21,6 +21,7 @@ TINY = {
     "ANNOTATE_BENCH_LARGE": "3000",
     "ANNOTATE_BENCH_RELEASE": "2000",
     "ANNOTATE_BENCH_RELEASE_WAIT": "1",
+    "ANNOTATE_BENCH_RELEASE_APP": "0",  # its part in the running app needs chromium
     "ANNOTATE_BENCH_LABELLED": "200",
     "ANNOTATE_BENCH_SOURCE": "5000",
     "ANNOTATE_BENCH_SOURCE_IMPORT": "2000",
@@ -36,7 +37,7 @@ TINY = {
 WITHOUT_BROWSER = [
     "active_sampling",
     "calibration_report", "check", "import_memory", "import_release", "import_speed", "judge",
-    "page_load", "rates",
+    "rates",
     "sample_source", "sampling", "scaling",
 ]  # fmt: skip
 
