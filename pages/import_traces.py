@@ -94,8 +94,7 @@ if st.button("Import", type="primary", key="import_run"):
                 target = Path(folder) / Path(upload.name).name
                 target.write_bytes(upload.getvalue())
                 st.session_state["import_report"] = _run(target, upload.name, slot)
-            forget_upload(upload)  # imported: its bytes go, the box is empty on the rerun
-            st.rerun()  # a ScriptControlException: neither except below catches it
+            forget_upload(upload)  # imported: its bytes go, the page reruns with an empty box
         elif path_text.strip():
             target = inbox_path(ui.store(), path_text)
             st.session_state["import_report"] = _run(target, path_text.strip(), slot)

@@ -29,13 +29,15 @@ def upload_box(label: str) -> UploadedFile | None:
 
 
 def forget_upload(upload: UploadedFile) -> None:
-    """Hand back an imported file's bytes: the manager's record now, the box's state at the end
-    of the next run, whose box has a new key (the caller reruns once it has kept its report).
-    Streamlit's own chat_input drops its files from the manager the same way; another manager
-    (none is configured here) keeps the file until the session ends."""
+    """Hand back an imported file's bytes and rerun the page (call it once the import's report
+    is kept): the manager's record goes now, the box's state at the end of the rerun, whose box
+    has a new key. Streamlit's own chat_input drops its files from the manager the same way;
+    another manager (none is configured here) keeps the file until the session ends. The rerun
+    is a ScriptControlException, which an `except Exception` does not catch."""
     context = get_script_run_ctx()
     manager = context.uploaded_file_mgr if context is not None else None
     if context is not None and isinstance(manager, MemoryUploadedFileManager):
         manager.remove_file(session_id=context.session_id, file_id=upload.file_id)
     upload.close()
     st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1
+    st.rerun()
