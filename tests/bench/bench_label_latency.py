@@ -10,11 +10,11 @@ claim's). The bare app is a counter whose button (shortcut "1") bumps a number; 
 new number on screen. Both are polled at every animation frame.
 
 1. CPU per press: the app's process CPU time over N presses of one reviewer, against the bare
-   app's over N presses, in two interleaved halves (the machine is shared).
+   app's over N presses, the two pressed in turn, press by press (the machine is shared).
 2. Key -> next claim drawn in chromium, one reviewer pressing as soon as the claim is drawn,
-   against the bare app in chromium.
+   against the bare app in chromium: the same presses as 1.
 3. Five reviewers at once, each pressing as soon as their claim is drawn, against five bare
-   sessions doing the same: in chromium, and with the wire client (tests/bench/label_wire.py:
+   sessions doing the same: in chromium (two rounds of each, interleaved), and with the wire client (tests/bench/label_wire.py:
    Streamlit's websocket protocol without a browser; answered = run finished and the next
    claim's element arrived).
 4. 1, 5, 10 and 20 reviewers at a realistic pace (one press every 3-8 s each, seeded), each
@@ -121,11 +121,18 @@ async def together(press, pages, count: int, pace=None) -> list[float]:
     return [t for run in runs for t in run]
 
 
-async def cpu_per_press(press, page, count: int, pid: int) -> tuple[list[float], float]:
-    """Latencies of `count` back-to-back presses, and the server's CPU seconds over them."""
-    before = cpu_seconds(pid)
-    times = await presses(press, page, count, None, 0)
-    return times, cpu_seconds(pid) - before
+async def alternating(app, bare, pids, count: int) -> dict[str, list[Any]]:
+    """`count` presses on each page, bare and Label page in turn, press by press (the load of
+    the shared machine swings within seconds: blocks of presses met different loads), and each
+    server's CPU seconds over the whole sequence (a server is idle while the other works, and
+    the Label page's reading ahead after a press still counts as its own)."""
+    times: dict[str, list[float]] = {"app": [], "bare": []}
+    before = [cpu_seconds(pid) for pid in pids]
+    for _ in range(count):
+        times["bare"].append(await bare_press(bare))
+        times["app"].append(await label_press(app))
+    spent = [cpu_seconds(pid) - start for pid, start in zip(pids, before, strict=True)]
+    return {"app": [times["app"], spent[0]], "bare": [times["bare"], spent[1]]}
 
 
 class Sessions:
@@ -161,23 +168,19 @@ async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any
         app = await open_label(browser, urls[0], reviewers[0], hook=frames["app"].hook)
         bare = await bare_page(browser, urls[1], hook=frames["bare"].hook)
         sessions.app, sessions.bare = [app], [bare]
-        half = max(back_to_back // 2, 1)
-        cpu: dict[str, list[Any]] = {"app": [[], 0.0], "bare": [[], 0.0]}
-        for _ in range(2):  # interleaved halves: the machine's load falls on both alike
-            for name, press, page, pid in (
-                ("bare", bare_press, bare, pids[1]),
-                ("app", label_press, app, pids[0]),
-            ):
-                times, seconds = await cpu_per_press(press, page, half, pid)
-                cpu[name][0] += times
-                cpu[name][1] += seconds
-        got["cpu"], got["rss_one"] = cpu, rss(pids[0])
+        got["cpu"] = await alternating(app, bare, pids, back_to_back)
+        got["rss_one"] = rss(pids[0])
         got["traced"] = {  # the same presses again, under chromium's performance trace
             "bare": await traced(browser, bare, bare_press, frames["bare"], TRACED),
             "app": await traced(browser, app, label_press, frames["app"], TRACED),
         }
-        got["bare_at_once"] = await together(bare_press, await sessions.bares(AT_ONCE), half)
-        got["app_at_once"] = await together(label_press, await sessions.apps(AT_ONCE), half)
+        got["bare_at_once"], got["app_at_once"] = [], []
+        quarter = max(back_to_back // 4, 1)
+        for _ in range(2):  # interleaved halves: a swing of the machine's load falls on both
+            got["bare_at_once"] += await together(
+                bare_press, await sessions.bares(AT_ONCE), quarter
+            )
+            got["app_at_once"] += await together(label_press, await sessions.apps(AT_ONCE), quarter)
         await browser.close()
     return got
 
@@ -287,7 +290,7 @@ def run() -> None:
     levels = [int(level) for level in numbers("ANNOTATE_BENCH_LEVELS", "1,5,10,20")]
     pace = tuple(numbers("ANNOTATE_BENCH_PACE", "3,8")[:2])
     reviewers = [f"r{i}" for i in range(1, max([*levels, AT_ONCE]) + 1)]
-    most = 2 * back_to_back + TRACED + paced * len(levels)  # presses of r1
+    most = back_to_back + TRACED + paced * len(levels)  # presses of r1
     with tempfile.TemporaryDirectory(prefix="annotate-bench-") as tmp:
         db = Path(tmp) / "label.duckdb"
         started = time.perf_counter()
