@@ -2,7 +2,8 @@
 
 Each reader streams a binary file and yields Records (raw dicts with their line or
 row number) or RowErrors for rows that cannot even be parsed. Validation of the
-fields is not done here: see annotate.traces.parse_record.
+fields is not done here: see annotate.traces.parse_record (and annotate.traces.decoded, which
+read_jsonl_traces asks first for each JSON line).
 """
 
 from __future__ import annotations
