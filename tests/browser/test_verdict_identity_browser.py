@@ -21,9 +21,13 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "reviewer passphrase"
+KEYS = {"1": "supported", "2": "partially_supported", "4": "not_in_context"}
+# A claim is named by its trace and index with its text: the sample repeats sentences across
+# traces, so a text alone does not tell two claims apart (the label page's data-claim does).
 RECORD_INPUTS = """
 window.__inputs = [];
-const shown = () => document.querySelector('.annotate-claim')?.innerText ?? null;
+const shown = () => (c => c ? `${c.dataset.claim} ${c.innerText}` : null)(
+    document.querySelector('.annotate-claim'));
 window.addEventListener('keydown', e => window.__inputs.push(
     {kind: 'key', key: e.key, repeat: e.repeat, at: Date.now(), claim: shown()}), true);
 window.addEventListener('mousedown', e => window.__inputs.push(
@@ -55,7 +59,8 @@ def stored_events(db: Path) -> list[dict[str, Any]]:
     store = open_store(db)
     try:
         return store.fetch_dicts(
-            "SELECT e.event_id, e.label, e.created_at, c.text FROM label_events e "
+            "SELECT e.event_id, e.label, e.created_at, c.text, "
+            "e.trace_id || '#' || e.claim_index || ' ' || c.text AS shown FROM label_events e "
             "JOIN claims c USING (trace_id, claim_index) WHERE e.reviewer = 'rev' "
             "ORDER BY e.event_id"
         )
@@ -125,11 +130,18 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
             print(f"  {item['kind']:5} {item['at'] - first:6d} ms  {item['claim'][:50]!r}")
         print(f"  -> {[e['text'][:50] for e in stored]}")
         assert stored, f"input pair {number} stored no verdict"
-        assert {e["text"] for e in stored} <= shown, (made, stored)
-        # key N is the rubric's N-th label (not a mirror image: 1 and 4), the button its name
-        expected = {"1": "supported", "4": "not_in_context"}.get(made[0].get("key"), "supported")
-        assert {e["label"] for e in stored} == {expected}  # a "2" 60 ms on stores nothing
-    assert len({e["text"] for e in events}) == len(events)  # a repeat on one claim: one event
+        assert {e["shown"] for e in stored} <= shown, (made, stored)
+        # key N is the rubric's N-th label (not a mirror image: 1 and 4), the button its name;
+        # each verdict is an input made while its claim was on screen
+        for event in stored:
+            given = {
+                KEYS.get(i.get("key"), "supported") for i in made if i["claim"] == event["shown"]
+            }
+            assert event["label"] in given, (made, event)
+        if made[1]["at"] - made[0]["at"] < 400:  # inside the reading time (min dwell 0.4 s)
+            expected = KEYS.get(made[0].get("key"), "supported")
+            assert {e["label"] for e in stored} == {expected}  # a "2" 60 ms on stores nothing
+    assert len({e["shown"] for e in events}) == len(events)  # a repeat on one claim: one event
 
 
 def test_a_second_tab_is_shown_the_first_verdict_and_stores_nothing_until_confirmed(
