@@ -108,8 +108,7 @@ def run_variant(browser: Any, variant: str, files: tuple[Path, Path], wait: int)
     code and lasting structures loaded, as the bare process's figure is measured); then the
     big file's import and the samples."""
     warm, path = files
-    folder = path.parent
-    db = folder / f"app-{variant}.duckdb"
+    db = path.parent / f"app-{variant}.duckdb"
     lead_store(db)
     env = {
         "ANNOTATE_BENCH_RELEASE_VARIANT": variant,
