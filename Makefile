@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
@@ -10,10 +11,12 @@ PORT ?= 8501
 
 install: $(STAMP)
 
+# uv (from PyPI, into the venv) installs: the same versions pip resolves, in a fifth of the time
+# (the dev extras: 1.7 min against pip's 5-9 on the two-core machine). pip stays in the venv.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(UV) -e '.[dev]'
 	# ppi-python's wheel also installs a top-level `tests` package, which would shadow ours
 	# (python -m tests.bench); nothing imports it.
 	rm -rf $(VENV)/lib/python*/site-packages/tests
@@ -41,7 +44,7 @@ bench: install
 # missing from the nav) fails. The CLI reference is generated from the parsers as it builds.
 # NO_MKDOCS_2_WARNING: Material prints a notice about its successor on every build.
 docs: install
-	$(BIN)/python -c "import material, mkdocs" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/python -c "import material, mkdocs" 2>/dev/null || $(UV) -e '.[docs]'
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
 
 format: install

@@ -51,7 +51,7 @@ def _install(venv: Path, requirement: str) -> None:
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", requirement],
+            [*_installer(venv), "--quiet", requirement],
             check=True,
             capture_output=True,
             text=True,
@@ -62,6 +62,15 @@ def _install(venv: Path, requirement: str) -> None:
         raise ServerUnavailable(
             f"cannot install {requirement} into {venv}: {exc} {detail[-500:]}"
         ) from exc
+
+
+def _installer(venv: Path) -> list[str]:
+    """The project's uv (`make install` puts it in .venv; 20 s for Phoenix where pip took
+    minutes), else the server venv's own pip."""
+    uv = ROOT / ".venv" / "bin" / "uv"
+    if uv.exists():
+        return [str(uv), "pip", "install", "--python", str(venv / "bin" / "python")]
+    return [str(venv / "bin" / "python"), "-m", "pip", "install"]
 
 
 def free_port() -> int:
