@@ -32,7 +32,7 @@ from annotate.ingest.mapping import (
 )
 from annotate.ingest.mapping import parse_mapping as parse_mapping  # the CLI's, the page's
 from annotate.ingest.otlp_ids import resolve_call_ids
-from annotate.store import Store
+from annotate.store import RELEASE_AFTER, Store
 from annotate.store import imports as sql
 from annotate.traces import (
     Record,
@@ -135,7 +135,8 @@ def import_traces(
             sql.finish_import(store, report.import_id, report.counts())
             counts = {**report.counts(), "attached": report.attached}
             record_act(store, who, "import", str(import_id), file=label, **counts)
-    store.release_memory()  # the app lives on after a page import: its memory must come back
+    if report.imported >= RELEASE_AFTER:  # the app lives on after a large page import
+        store.release_memory()  # its memory must come back
     return report
 
 
