@@ -5,7 +5,7 @@ the process's memory: the figures are in tests/bench/bench_import_release.py."""
 from __future__ import annotations
 
 from annotate.ingest.importer import import_traces
-from annotate.store import RELEASE_FLOOR
+from annotate.store import RELEASE_AFTER, RELEASE_FLOOR
 from tests.bench.synthetic import write_jsonl
 
 MB = 1_000_000
@@ -35,3 +35,16 @@ def test_the_limit_is_the_configured_one_again_after_the_release(fresh_store):
     configured = fresh_store.scalar("SELECT current_setting('memory_limit')")
     fresh_store.release_memory()
     assert fresh_store.scalar("SELECT current_setting('memory_limit')") == configured
+
+
+def test_a_large_import_inside_a_callers_transaction_releases_nothing_and_commits(
+    fresh_store, tmp_path
+):
+    """Catches the release's lowered limit failing inside the caller's transaction: DuckDB
+    then aborts that transaction, and the caller's commit fails after the import succeeded."""
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, RELEASE_AFTER)  # large enough to be released, were it not nested
+    with fresh_store.transaction():
+        assert import_traces(fresh_store, path, fmt="jsonl").imported == RELEASE_AFTER
+        fresh_store.execute("CREATE TABLE after_the_import (x INTEGER)")  # still usable
+    assert fresh_store.scalar("SELECT count(*) FROM traces") == RELEASE_AFTER

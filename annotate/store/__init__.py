@@ -225,7 +225,11 @@ class Store:
         """Give back what a large write left cached (a 100k-trace import left ~300 MB): DuckDB
         evicts its buffer pool down to a briefly lowered limit, and glibc hands freed heap
         back to the system. The limit is the database's: other sessions' queries only
-        re-read from disk what they need."""
+        re-read from disk what they need. Inside a transaction (an import that joined a
+        caller's) nothing is released: a failed SET would abort the caller's transaction, and
+        what it holds is not cache until it commits."""
+        if self._in_transaction:
+            return
         gc.collect()
         try:  # best effort, after the import's commit: a failure here must not fail the import
             self.execute(f"SET memory_limit = '{RELEASE_FLOOR}'")
