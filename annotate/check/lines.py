@@ -80,7 +80,7 @@ def check_line(check: GroundingCheck, number: int, text: bytes | str) -> dict[st
 
 
 def check_lines(
-    check: GroundingCheck, lines: Iterable[bytes] | Iterable[str], concurrency: int = 8
+    check: GroundingCheck, lines: Iterable[bytes | str], concurrency: int = 8
 ) -> Iterator[dict[str, Any]]:
     """One output line per non-blank input line, in input order, `concurrency` at a time."""
     pending: deque[Future[dict[str, Any]]] = deque()
