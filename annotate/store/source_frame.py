@@ -184,16 +184,22 @@ def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str
     return cte, [seed]
 
 
+def outcome_table(outcomes: Sequence[tuple[str, str, str]]) -> pa.Table:
+    """The judges' (judge, label, outcome) mapping as the `_batch` table the counts join."""
+    names = ("judge", "label", "outcome")
+    return pa.table(
+        {name: [o[i] for o in outcomes] for i, name in enumerate(names)},
+        schema=pa.schema([(n, pa.string()) for n in names]),
+    )
+
+
 def flat_counts(
     store: Store, table: str, width: int, outcomes: Sequence[tuple[str, str, str]]
 ) -> list[tuple[StratumKey, int, float | None]]:
     """store.samples.count_frame over a flat frame table: a one-verdict trace is flagged by
     its verdict's outcome, a trace of several by any of theirs (bool_or); none: no verdict."""
     keys = ", ".join(f"s{i}" for i in range(width))
-    mapping = pa.table(
-        {name: [o[i] for o in outcomes] for i, name in enumerate(("judge", "label", "outcome"))},
-        schema=pa.schema([(n, pa.string()) for n in ("judge", "label", "outcome")]),
-    )
+    mapping = outcome_table(outcomes)
     rows = store.fetch_with_batch(
         "WITH m AS (SELECT judge, label, bool_or(outcome = 'unsupported') AS flagged FROM _batch "
         "WHERE outcome IN ('supported', 'unsupported') GROUP BY ALL), "

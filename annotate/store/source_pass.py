@@ -16,12 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
-
 from annotate.store import Store, id_batch
 from annotate.store.frame_verdicts import Signature, merge_signatures, signatures
 from annotate.store.samples import Filters, StratumKey, rank_frame
-from annotate.store.source_frame import flagged_ctes, is_flat
+from annotate.store.source_frame import flagged_ctes, is_flat, outcome_table
 from annotate.store.sources import quote, struct_list_fields
 
 _HASH_HEX = 64  # sha256() gives 64 hex digits: a key is the hash, then the trace id
@@ -141,10 +139,7 @@ def pass_counts(
     """store.samples.count_frame over the groups: a group's traces are flagged by their one
     verdict's outcome, or by any of their pairs' (bool_or); none mapped: no verdict."""
     keys = ", ".join(f"s{i}" for i in range(width))
-    mapping = pa.table(
-        {name: [o[i] for o in outcomes] for i, name in enumerate(("judge", "label", "outcome"))},
-        schema=pa.schema([(n, pa.string()) for n in ("judge", "label", "outcome")]),
-    )
+    mapping = outcome_table(outcomes)
     rows = store.fetch_with_batch(
         "WITH m AS (SELECT judge, label, bool_or(outcome = 'unsupported') AS flagged FROM _batch "
         "WHERE outcome IN ('supported', 'unsupported') GROUP BY ALL), "
