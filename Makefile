@@ -34,8 +34,9 @@ run: data
 # --dist loadfile: a file's tests run on one worker, so what a module starts once (a browser and
 # its app, a tracing server) starts once, not once a worker. (loadgroup, the per-mark grouping,
 # does not group under pytest 9 with xdist 3.8: each worker started its own MLflow server.)
+# --no-loadscope-reorder: files in collection order, the longest first (tests/conftest.py).
 test: install
-	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -rs -n auto --dist loadfile --no-loadscope-reorder
 
 bench: install
 	$(BIN)/python -m tests.bench

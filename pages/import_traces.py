@@ -72,15 +72,9 @@ def _run(path: Path, name: str, slot) -> ImportReport:
     if not context_kinds:
         raise UsageError("choose at least one kind of context under Context from")
     return import_traces(
-        store,
-        path,
-        chosen,
-        mapping,
-        progress=progress,
-        name=name,
-        actor=user.name,
+        store, path, chosen, mapping, progress=progress, name=name, actor=user.name,
         context=frozenset(context_kinds),
-    )
+    )  # fmt: skip
 
 
 if st.button("Import", type="primary", key="import_run"):

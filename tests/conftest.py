@@ -26,6 +26,22 @@ from tests.producers.fixtures import produced  # noqa: E402,F401 - real traces p
 settings.register_profile("mutate", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
+# Files that take a worker a minute or more (a browser and its app, a tracing server, real
+# producers, simulations, the benches). make test gives a file to a worker (--dist loadfile)
+# in collection order (--no-loadscope-reorder; xdist's own order, most tests first, left the
+# browser files for last and one worker running them alone): these go first.
+LONG_FILES = (
+    "tests/browser/", "test_connectors_mlflow", "test_connectors_phoenix", "test_producers",
+    "test_import_corpus", "test_bench_smoke", "test_coverage_simulation", "test_labelling",
+    "test_rates_simulation", "test_rates_trend_drift", "test_stats_fast_paths",
+    "test_import_producers",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not any(part in item.nodeid for part in LONG_FILES))
+
+
 @pytest.fixture(autouse=True)
 def cheap_password_hashes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Accounts the tests make in this process hash at scrypt's n=2**4, not the product's
