@@ -25,8 +25,9 @@ from annotate.sampling.allocation import (
     parse_sizes,
     parse_where,
 )
+from annotate.sampling.drawn import Plan
 from annotate.sampling.results import draw_from_results
-from annotate.sampling.samples import Plan, draw_sample, list_samples, plan_sample, top_up
+from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
 from annotate.sampling.sources import (
     SOURCE_FORMATS,
     draw_from_source,

@@ -21,7 +21,7 @@ from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.connectors.pull import PullReport, pages, pull_page
 from annotate.connectors.server import Listed, Server, talking_to
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
-from annotate.sampling.samples import (
+from annotate.sampling.drawn import (
     Plan,
     _check_columns_have_values,
     _sample_record,

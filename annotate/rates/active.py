@@ -24,7 +24,8 @@ from annotate.labelling.evidence import load_evidence
 from annotate.rates.inputs import RatesInput, with_response_outcomes
 from annotate.sampling.active import ACTIVE, ActiveDraw, Frame, active_frame, draw_active
 from annotate.sampling.allocation import SampleError, SampleSpec
-from annotate.sampling.samples import _spec_from_row, check_name_free, known_sample
+from annotate.sampling.drawn import check_name_free
+from annotate.sampling.samples import _spec_from_row, known_sample
 from annotate.stats import active as stats
 from annotate.stats.gold import UNSUPPORTED, response_gold
 from annotate.store import Store

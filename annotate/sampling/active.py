@@ -20,13 +20,8 @@ import pandas as pd
 
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
-from annotate.sampling.samples import (
-    Plan,
-    _sample_record,
-    check_name_free,
-    frame_strata,
-    judge_outcomes,
-)
+from annotate.sampling.drawn import Plan, _sample_record, check_name_free, judge_outcomes
+from annotate.sampling.samples import frame_strata
 from annotate.stats.active import design_shares, inclusion_probabilities
 from annotate.store import Store
 from annotate.store import active as sql

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotate.accounts.activity import Actor, as_actor
 from annotate.sampling.allocation import SampleError, SampleSpec
-from annotate.sampling.samples import Plan, check_name_free, excluded_counts
+from annotate.sampling.drawn import Plan, check_name_free, excluded_counts
 from annotate.sampling.sources import (
     WAREHOUSE_JUDGE,
     Source,

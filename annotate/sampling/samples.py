@@ -21,8 +21,7 @@ from annotate.sampling.allocation import (
     allocate,
     allocation_weights,
 )
-from annotate.sampling.drawn import (  # noqa: F401 - callers import them here
-    CANARY_PREFIX,
+from annotate.sampling.drawn import (
     Plan,
     Ranks,
     _check_columns_have_values,

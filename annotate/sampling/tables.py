@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from annotate.sampling.allocation import NO_VALUE
-from annotate.sampling.samples import Plan
+from annotate.sampling.drawn import Plan
 
 
 def plan_frame(plan: Plan) -> pd.DataFrame:
