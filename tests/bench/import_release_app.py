@@ -18,6 +18,7 @@ from annotate.accounts.users import add_user
 from annotate.store import open_store
 from tests.bench.figures import megabytes, show
 from tests.bench.label_pages import CHROMIUM_ARGS, PASSWORD, ROOT, start_streamlit, stop
+from tests.browser.conftest import upload_file
 
 CHROMIUM = Path("/usr/bin/chromium")
 LEAD = "lena"
@@ -88,13 +89,7 @@ def open_import(browser: Any, url: str) -> Any:
 def import_upload(page: Any, path: Path) -> int:
     """Upload `path` in the box, press Import, and wait for the summary; the count imported."""
 
-    def is_upload(response: Any) -> bool:
-        return "/_stcore/upload_file/" in response.url and response.request.method == "PUT"
-
-    with page.expect_response(is_upload, timeout=1_800_000):
-        page.locator("input[type='file']").set_input_files(str(path))
-    page.get_by_text(path.name).first.wait_for()
-    time.sleep(2)  # the upload's own rerun, before the press
+    upload_file(page, path, timeout=1_800_000)
     page.locator(".st-key-import_run button").click()
     told = re.compile(rf"{re.escape(path.name)} \(\w+\): imported (\d+)")
     summary = page.locator("[data-testid='stAlert']", has_text=told)

@@ -207,3 +207,19 @@ def wait_for_session(page: Any) -> None:
     """The app sets its session cookie from a script right after sign-in; a page load before
     that would start signed out, as it would for a person that quick."""
     page.wait_for_function("document.cookie.includes('annotate_session=')")
+
+
+def upload_file(page: Any, path: Path, timeout: int = 120_000) -> None:
+    """Put `path` in the page's upload box and wait until the app has it. The box shows the
+    file's name as soon as it is chosen, while its bytes are still on their way (an HTTP PUT);
+    a press on Import before the PUT is answered reran the page with an empty box, and the
+    test waited a minute for a summary that never came (seen on a loaded CI machine)."""
+
+    def is_upload(response: Any) -> bool:
+        return "/_stcore/upload_file/" in response.url and response.request.method == "PUT"
+
+    with page.expect_response(is_upload, timeout=timeout) as answer:
+        page.locator("input[type='file']").set_input_files(str(path))
+    assert answer.value.ok, (answer.value.status, path.name)
+    page.get_by_text(path.name).first.wait_for()
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="detached", timeout=timeout)

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser.conftest import upload_file
+
 pytestmark = pytest.mark.browser
 
 WAIT_MS = 30_000
@@ -96,8 +98,7 @@ def test_an_upload_and_a_typed_path_together_import_neither(
     page.goto("/import_traces")
     upload = tmp_path / "both.jsonl"
     upload.write_text('{"trace_id": "both-1", "response": "r", "context": ["c"]}\n')
-    page.locator("input[type='file']").set_input_files(str(upload))
-    expect(page.get_by_text("both.jsonl").first).to_be_visible(timeout=WAIT_MS)
+    upload_file(page, upload)
     path_box = page.get_by_label(
         "…or a file in the import folder (path relative to it)", exact=True
     )

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import running_app, wait_for_session
+from tests.browser.conftest import running_app, upload_file, wait_for_session
 
 pytestmark = pytest.mark.browser
 READ_MS = 500  # longer than the app's minimum time a claim is shown before a verdict counts
@@ -182,10 +182,9 @@ def _confusion_cell_heights(page: Any) -> list[float]:
 
 def _import(lead: Browser) -> None:
     lead.open("import_traces", "Import")
-    lead.page.locator("input[type='file']").set_input_files(str(lead.shots.parent / "traces.jsonl"))
-    lead.page.get_by_text("traces.jsonl").first.wait_for()
+    upload_file(lead.page, lead.shots.parent / "traces.jsonl")
     lead.page.get_by_role("button", name="Import", exact=True).click()
-    lead.page.get_by_text("imported 8, rejected 0").wait_for()
+    answered(lead, "imported 8, rejected 0")
     lead.check("03-imported")
     lead.page.get_by_role("link", name="Go to Sample").click()
     lead.page.get_by_role("heading", name="Sample").first.wait_for()

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser.conftest import annotate_cli, running_app, wait_for_session
+from tests.browser.conftest import annotate_cli, running_app, upload_file, wait_for_session
 
 pytestmark = pytest.mark.browser
 
@@ -187,7 +187,7 @@ def test_payloads_in_every_field_render_as_text_on_every_page(
         upload = tmp_path / "**B-file**.jsonl"
         upload.write_text(json.dumps({"trace_id": "u-1", "response": "r", "context": ["c"]}) + "\n")
         page.goto("/import_traces")
-        page.locator("input[type='file']").set_input_files(str(upload))
+        upload_file(page, upload)
         page.get_by_role("button", name="Import", exact=True).click()
         page.get_by_text("imported 1").wait_for(timeout=90_000)  # a loaded CI machine
         assert_inert(page, "import of a file named with markup")
