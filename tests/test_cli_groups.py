@@ -21,6 +21,7 @@ from annotate.labelling.evidence import load_evidence, shared_evidence
 from annotate.labelling.session import claim_view, record_verdict
 from annotate.report import charts
 from annotate.report.svg import ChartError, Renderer
+from annotate.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,6 +120,37 @@ def test_evidence_is_read_once_inside_a_report_and_afresh_after_it(labelled):  #
     assert alices_first(load_evidence(labelled, None)) == "contradicted"
     with shared_evidence():
         assert alices_first(load_evidence(labelled, None)) == "contradicted"
+
+
+def test_evidence_is_kept_until_the_store_moves_and_never_across_stores(labelled, tmp_path):  # noqa: F811
+    """Agreement, Calibration and Rates each read the evidence on their first visit: one read
+    while the store stands still; a verdict, a copy of the store or an open transaction
+    reads afresh."""
+    first = load_evidence(labelled, None)
+    assert load_evidence(labelled, None) is first
+    assert load_evidence(labelled.session(), None) is first  # another session of the app
+    with labelled.transaction():
+        assert load_evidence(labelled, None) is not first  # may read what is not committed
+    latest = labelled.scalar(
+        "SELECT max(event_id) FROM label_events WHERE reviewer = 'alice' "
+        "AND trace_id = 'lt-000' AND claim_index = 0"
+    )
+    view = replace(claim_view(labelled, "lt-000", 0), based_on=latest)
+    record_verdict(labelled, "alice", view, "contradicted")
+    after = load_evidence(labelled, None)
+    alices = [
+        v["label"] for v in after.votes
+        if v["reviewer"] == "alice" and (v["trace_id"], v["claim_index"]) == ("lt-000", 0)
+    ]  # fmt: skip
+    assert after is not first and alices == ["contradicted"]
+    labelled.execute("CHECKPOINT")
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(Path(labelled.path).read_bytes())  # the same marks, another file
+    other = open_store(copy)
+    try:
+        assert load_evidence(other, None) is not after
+    finally:
+        other.close()
 
 
 @pytest.mark.parametrize("ids", [["t-1", "t-2", "t-1"], ["é-ü", "t 2"]])

@@ -221,6 +221,11 @@ class Store:
             self._in_transaction = False
             self.execute("COMMIT")
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this cursor is inside `transaction()`: what it reads may not be committed."""
+        return self._in_transaction
+
     def release_memory(self) -> None:
         """Give back what a large write left cached (a 100k-trace import left ~300 MB): DuckDB
         evicts its buffer pool down to a briefly lowered limit, and glibc hands freed heap
