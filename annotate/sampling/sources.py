@@ -148,7 +148,10 @@ class SourceFrame:
         self.drawn_labels: dict[str, str | None] = {}  # trace -> judge_label (--from-rows)
         # whose verdict judge_label is (--from-rows; None: the counts have no judge_label)
         self.warehouse_judge: str | None = None
-        self.judge_kind = self.columns.get(source.mapping.get("judge", "judge"))
+        self.rows = frame_sql.FileRows(
+            source.path, source.format, self.columns, source.mapping, spec.filters, spec.by
+        )  # what each pass over the files reads
+        self.judge_kind = self.rows.kind_of("judge")
         self.table: str | None = None  # the frame's temporary table, once made
         # one aggregate pass (issue 38) unless the judge column needs the per-row table
         self.groups: str | None = None
@@ -162,16 +165,7 @@ class SourceFrame:
         """The frame's temporary table, made by the first question asked of it: the files are
         read once per SourceFrame (issue 38: four scans were 94% of a sample's time)."""
         if self.table is None:
-            spec, source = self.spec, self.source
-            select, params = frame_sql.frame_select(
-                source.path,
-                source.format,
-                self.columns,
-                source.mapping,
-                spec.filters,
-                spec.by,
-                spec.seed,
-            )
+            select, params = frame_sql.frame_select(self.rows, self.spec.seed)
             name = f"source_frame_{next(_FRAMES)}"
             frame_sql.create_frame(self.store, name, select, params)
             self.table = name
@@ -180,12 +174,8 @@ class SourceFrame:
     def _groups(self, depth: int) -> str:
         """The pass's groups, keeping `depth` first keys per group (made again if deeper)."""
         if self.groups is None or depth > self.depth:
-            spec, source = self.spec, self.source
             self.depth = max(self.depth, depth)
-            select, params = pass_sql.pass_select(
-                source.path, source.format, self.columns, source.mapping, spec.filters,
-                spec.by, spec.seed, self.depth,
-            )  # fmt: skip
+            select, params = pass_sql.pass_select(self.rows, self.spec.seed, self.depth)
             self.groups = self.groups or f"source_groups_{next(_FRAMES)}"
             pass_sql.create_pass(self.store, self.groups, select, params)
         return self.groups

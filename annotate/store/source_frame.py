@@ -12,6 +12,7 @@ are the rules of annotate.store.samples and annotate.store.frame_verdicts, uncha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -39,22 +40,33 @@ def is_flat(judge_kind: str | None) -> bool:
     return {"judge", "label"} <= struct_list_text_fields(judge_kind)
 
 
-def flagged_ctes(
-    glob: str,
-    fmt: str,
-    columns: Mapping[str, str],
-    mapping: Mapping[str, str],
-    filters: Filters,
-    by: Sequence[str],
-) -> tuple[str, list[Any]]:
+@dataclass(frozen=True)
+class FileRows:
+    """What a pass over the files reads: the files (`glob`, `fmt`), their `columns` (name ->
+    DuckDB type), the field `mapping`, the frame's `filters` and the strata columns `by`."""
+
+    glob: str
+    fmt: str
+    columns: Mapping[str, str]
+    mapping: Mapping[str, str]
+    filters: Filters
+    by: Sequence[str]
+
+    def kind_of(self, name: str) -> str | None:
+        """The type of the column the field `name` is read from."""
+        return self.columns.get(self.mapping.get(name, name))
+
+
+def flagged_ctes(rows: FileRows) -> tuple[str, list[Any]]:
     """`picked, flagged`: per file row its trace_id, judgeable, judge, s0.. and `in_frame`
     (the frame rule); the parameters are the reader's glob, then the filters'."""
+    columns, mapping, filters, by = rows.columns, rows.mapping, rows.filters, rows.by
 
     def field(name: str) -> str:
         expr = column_expr(columns, mapping, name)
         return expr if expr is not None else "NULL"
 
-    context_kind = columns.get(mapping.get("context", "context"))
+    context_kind = rows.kind_of("context")
     picks = [
         f"CAST({field('trace_id')} AS VARCHAR) AS trace_id",
         f"{judgeable_expr(field('context'), context_kind)} AS judgeable",
@@ -66,27 +78,19 @@ def flagged_ctes(
     picks += [f"CAST({field(name)} AS VARCHAR) AS f{i}" for i, (name, _) in enumerate(named)]
     conds, params = _frame_conditions(filters, named)
     sql = (
-        f"picked AS (SELECT {', '.join(picks)} FROM {reader(fmt)}), "
+        f"picked AS (SELECT {', '.join(picks)} FROM {reader(rows.fmt)}), "
         f"flagged AS (SELECT *, coalesce({' AND '.join(conds)}, false) AS in_frame FROM picked)"
     )
-    return sql, [glob, *params]
+    return sql, [rows.glob, *params]
 
 
-def frame_select(
-    glob: str,
-    fmt: str,
-    columns: Mapping[str, str],
-    mapping: Mapping[str, str],
-    filters: Filters,
-    by: Sequence[str],
-    seed: int,
-) -> tuple[str, list[Any]]:
+def frame_select(rows: FileRows, seed: int) -> tuple[str, list[Any]]:
     """The one pass: per file row `has_id`, `judgeable`, `in_frame`, and for frame rows
     `trace_id`, s0.., `hk`, `nv` (verdicts, flat lists only), vj.. (a one-verdict trace's
     verdict) and `judge` (the list: whole, or only when it holds several)."""
-    ctes, params = flagged_ctes(glob, fmt, columns, mapping, filters, by)
-    kept = "".join(f", CASE WHEN in_frame THEN s{i} END AS s{i}" for i in range(len(by)))
-    verdicts = _verdict_columns(columns.get(mapping.get("judge", "judge")))
+    ctes, params = flagged_ctes(rows)
+    kept = "".join(f", CASE WHEN in_frame THEN s{i} END AS s{i}" for i in range(len(rows.by)))
+    verdicts = _verdict_columns(rows.kind_of("judge"))
     sql = (  # the parameters in the text's order: the reader's glob, the filters', the seed
         f"WITH {ctes} "
         "SELECT CASE WHEN in_frame THEN trace_id END AS trace_id, trace_id IS NOT NULL AS has_id, "

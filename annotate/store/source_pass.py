@@ -13,13 +13,13 @@ annotate.store.samples (count_frame, rank_frame) and annotate.store.frame_verdic
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from annotate.store import Store, id_batch
 from annotate.store.frame_verdicts import Signature, merge_signatures, signatures
-from annotate.store.samples import Filters, StratumKey, rank_frame
-from annotate.store.source_frame import flagged_ctes, is_flat, outcome_table
+from annotate.store.samples import StratumKey, rank_frame
+from annotate.store.source_frame import FileRows, flagged_ctes, is_flat, outcome_table
 from annotate.store.sources import quote, struct_list_fields
 
 _HASH_HEX = 64  # sha256() gives 64 hex digits: a key is the hash, then the trace id
@@ -55,20 +55,12 @@ def has_pass(judge_kind: str | None, has_judge: bool) -> bool:
     return not has_judge or is_flat(judge_kind)
 
 
-def pass_select(
-    glob: str,
-    fmt: str,
-    columns: Mapping[str, str],
-    mapping: Mapping[str, str],
-    filters: Filters,
-    by: Sequence[str],
-    seed: int,
-    depth: int,
-) -> tuple[str, list[Any]]:
+def pass_select(rows: FileRows, seed: int, depth: int) -> tuple[str, list[Any]]:
     """The grouped rows: has_id, judgeable, in_frame, s0.., vj, vl, vc, vlab, msig, mpairs,
     `n` (rows) and `keys` (the group's `depth` smallest draw keys), `g` (a group number)."""
-    ctes, params = flagged_ctes(glob, fmt, columns, mapping, filters, by)
-    judge_kind = columns.get(mapping.get("judge", "judge"))
+    ctes, params = flagged_ctes(rows)
+    judge_kind = rows.kind_of("judge")
+    by = rows.by
     verdicts = (
         _verdict_columns(judge_kind) if is_flat(judge_kind) else f"{_NO_VERDICT}, {_NO_SEVERAL}"
     )
