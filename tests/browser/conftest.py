@@ -223,3 +223,43 @@ def upload_file(page: Any, path: Path, timeout: int = 120_000) -> None:
     assert answer.value.ok, (answer.value.status, path.name)
     page.get_by_text(path.name).first.wait_for()
     page.locator("[data-testid='stStatusWidget']").wait_for(state="detached", timeout=timeout)
+
+
+class Runs:
+    """The app's script runs as the page's websocket carries them: a run is pending from the
+    page's request until the server says it finished (its text alone may be the last run's).
+    Made on the socket of a page load: `with page.expect_websocket() as opened: page.goto(..)`."""
+
+    def __init__(self, socket: Any) -> None:
+        self.pending = False
+        socket.on("framesent", self._sent)
+        socket.on("framereceived", self._received)
+        self.socket = socket
+
+    @staticmethod
+    def is_request(payload: bytes | str) -> bool:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        return isinstance(payload, bytes) and BackMsg.FromString(payload).HasField("rerun_script")
+
+    def _sent(self, payload: bytes | str) -> None:
+        self.pending = self.pending or self.is_request(payload)
+
+    def _received(self, payload: bytes | str) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, bytes):
+            message = ForwardMsg.FromString(payload)
+            # a run stopped early for the next request is not the end of that request's run
+            done = message.WhichOneof("type") == "script_finished"
+            if done and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                self.pending = False
+
+    def after(self, action: Any) -> None:
+        """Do `action` (a click, a sign-in) and wait until the run it asked for has ended
+        (events are only dispatched inside Playwright calls, so none slips between the check
+        and the wait), where a fixed wait guessed how long a run takes on a loaded machine."""
+        with self.socket.expect_event("framesent", predicate=self.is_request):
+            action()
+        if self.pending:
+            self.socket.wait_for_event("framereceived", predicate=lambda _: not self.pending)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import annotate_cli, running_app, wait_for_session
+from tests.browser.conftest import Runs, annotate_cli, running_app, wait_for_session
 
 pytestmark = pytest.mark.browser
 
@@ -99,44 +99,6 @@ def test_a_visitor_sees_only_the_sign_in_form_on_every_url(
     page = browser.new_context(base_url=accounts_url).new_page()
     for path in ["/import_traces", *PATHS]:
         check_only_the_form(page, path, "Sign in", secrets)
-
-
-class Runs:
-    """The app's script runs as the page's websocket carries them: a run is pending from the
-    page's request until the server says it finished (its text alone may be the last run's)."""
-
-    def __init__(self, socket: Any) -> None:
-        self.pending = False
-        socket.on("framesent", self._sent)
-        socket.on("framereceived", self._received)
-        self.socket = socket
-
-    @staticmethod
-    def is_request(payload: bytes | str) -> bool:
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        return isinstance(payload, bytes) and BackMsg.FromString(payload).HasField("rerun_script")
-
-    def _sent(self, payload: bytes | str) -> None:
-        self.pending = self.pending or self.is_request(payload)
-
-    def _received(self, payload: bytes | str) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        if isinstance(payload, bytes):
-            message = ForwardMsg.FromString(payload)
-            # a run stopped early for the next request is not the end of that request's run
-            done = message.WhichOneof("type") == "script_finished"
-            if done and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                self.pending = False
-
-    def submit(self, page: Any, name: str, password: str) -> None:
-        """Sign in and wait until the run it started has ended (events are only dispatched
-        inside Playwright calls, so none slips between the check and the wait)."""
-        with self.socket.expect_event("framesent", predicate=self.is_request):
-            sign_in(page, name, password)
-        if self.pending:
-            self.socket.wait_for_event("framereceived", predicate=lambda _: not self.pending)
 
 
 def sign_in(page: Any, name: str, password: str) -> None:
@@ -330,18 +292,19 @@ def test_deactivation_ends_an_open_session_and_it_stores_nothing_more(
     reviewer.get_by_text("1 / ").wait_for()
     lead = lead_page(browser, accounts_url)
     before = label_events(lead)
-    lead.goto("/users")
-    lead.get_by_role("button", name="Deactivate (ends their sessions)").click()
-    lead.get_by_role("heading", name="Users").wait_for()
-    lead.wait_for_timeout(1000)  # the rerun after the click has stored it
+    with lead.expect_websocket() as opened:
+        lead.goto("/users")
+    runs = Runs(opened.value)
+    deactivate = lead.get_by_role("button", name="Deactivate (ends their sessions)")
+    runs.after(deactivate.click)  # the click's run has stored it
     for _ in range(3):  # the reviewer's open tab tries three more verdicts
         if reviewer.locator(".annotate-claim").count():
             press_verdict(reviewer)
     reviewer.get_by_role("heading", name="Sign in").wait_for()
     assert label_events(lead) == before
-    lead.goto("/users")
-    lead.get_by_role("button", name="Reactivate").click()
-    lead.wait_for_timeout(500)
+    with lead.expect_websocket() as opened:
+        lead.goto("/users")
+    Runs(opened.value).after(lead.get_by_role("button", name="Reactivate").click)
 
 
 def test_a_new_password_ends_the_open_session(browser: Any, accounts_url: str) -> None:
@@ -367,9 +330,9 @@ def test_wrong_passwords_are_slowed_and_the_wait_is_said(browser: Any, accounts_
         page.goto("/")
     runs = Runs(opened.value)
     for _ in range(5):
-        runs.submit(page, "lena", "not the password")  # this try is stored before the next
+        runs.after(lambda: sign_in(page, "lena", "not the password"))  # stored before the next
         page.get_by_text("wrong user name or password").wait_for()
-    runs.submit(page, "lena", LEAD_PASSWORD)  # even the right one waits in this browser
+    runs.after(lambda: sign_in(page, "lena", LEAD_PASSWORD))  # even the right one waits here
     waits = re.compile(r"too many wrong passwords from this browser for 'lena': wait \d+ s")
     page.get_by_text(waits).wait_for()
     assert page.get_by_text("Signed in as lena").count() == 0
