@@ -23,6 +23,11 @@ from typing import Any
 
 import pytest
 
+# How long a page waits for what a test expects, in every context the `browser` fixture opens:
+# a first visit to Calibration took 11 s on a quiet machine and over 30 s (Playwright's default)
+# with three workers on two loaded cores. A test that passes waits no longer for it.
+WAIT_MS = 90_000
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -190,6 +195,14 @@ def browser(chromium: Path) -> Iterator[Any]:
 
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        new_context = launched.new_context
+
+        def patient_context(*args: Any, **kwargs: Any) -> Any:
+            context = new_context(*args, **kwargs)
+            context.set_default_timeout(WAIT_MS)
+            return context
+
+        launched.new_context = patient_context
         yield launched
         launched.close()
 
@@ -198,7 +211,6 @@ def browser(chromium: Path) -> Iterator[Any]:
 def page(browser: Any, app_url: str) -> Iterator[Any]:
     context = browser.new_context(base_url=app_url, viewport={"width": 1400, "height": 1000})
     opened = context.new_page()
-    opened.set_default_timeout(30_000)
     yield opened
     context.close()
 

@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.conftest import upload_file
+from tests.browser.conftest import WAIT_MS, upload_file
 
 pytestmark = pytest.mark.browser
-
-WAIT_MS = 30_000
 
 
 def metric(page: Page, label: str) -> Locator:
