@@ -131,11 +131,13 @@ def fingerprint(values: tuple) -> str:
 PAGE_ROLES = "ui_page_roles"
 
 
-def lazy_expander(label: str, key: str):
-    """An expander whose content is drawn only while it is open (opening it reruns): a panel
-    used now and then costs nothing on the reruns where it is closed. None when closed."""
-    box = st.expander(label, key=key, on_change="rerun")
-    return box if box.open else None
+def lazy_panel(label: str, key: str):
+    """A panel used now and then: a toggle, and below it, while it is on, a container to draw
+    the panel in (None while off). Its content costs nothing on the runs where it is off. A
+    toggle, not an expander: on the Label page each closed expander cost chromium about 15 ms
+    of main thread on every key press (three of them: 122 ms a press, 71 ms with toggles;
+    tests/bench/bench_label_latency.py), a toggle that did not change is kept as it was."""
+    return st.container() if st.toggle(label, key=key) else None
 
 
 def show_text(label: str, text: str | None) -> None:

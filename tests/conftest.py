@@ -137,7 +137,7 @@ def run_app(user, page: str | None = None):
 
 
 def open_panel(app, key: str):
-    """Open the lazy expander `key` (ui.lazy_expander) as a click would, and rerun."""
+    """Turn on the panel `key` (ui.lazy_panel) as a click would, and rerun."""
     app.session_state[key] = True
     app.run()
     assert not app.exception, app.exception

@@ -228,9 +228,9 @@ def test_the_panels_used_now_and_then_are_drawn_only_while_open(labelling_store)
     keys = ("label_reopen_pick", "label_question", "label_flag_reason")
     drawn = {w.key for w in app.selectbox} | {w.key for w in app.text_area}
     assert not drawn & set(keys)
-    assert {"Reopen a skipped claim or one of your last verdicts", "Badly extracted claim?"} <= {
-        plain(e.label) for e in app.expander
-    }
+    panels = {"Reopen a skipped claim or one of your last verdicts", "Badly extracted claim?"}
+    assert panels <= {plain(t.label) for t in app.toggle}
+    assert not panels & {plain(e.label) for e in app.expander}  # ~15 ms of chromium a press
     for panel in ("label_revisit", "label_ask_box", "label_flag_box"):
         open_panel(app, panel)
     assert app.text_area(key="label_question") is not None

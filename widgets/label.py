@@ -285,7 +285,7 @@ class Desk:
         row.selectbox(
             "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
         )
-        box = ui.lazy_expander("Badly extracted claim?", "label_flag_box")
+        box = ui.lazy_panel("Badly extracted claim?", "label_flag_box")
         if box is None:
             return
         with box:
