@@ -240,7 +240,14 @@ def upload_file(page: Any, path: Path, timeout: int = 120_000) -> None:
 class Runs:
     """The app's script runs as the page's websocket carries them: a run is pending from the
     page's request until the server says it finished (its text alone may be the last run's).
-    Made on the socket of a page load: `with page.expect_websocket() as opened: page.goto(..)`."""
+    Made by `Runs.opening(page, path)`, on the socket of that page load."""
+
+    @classmethod
+    def opening(cls, page: Any, path: str) -> Runs:
+        """Go to `path` and follow the runs of the session that load opens."""
+        with page.expect_websocket() as opened:
+            page.goto(path)
+        return cls(opened.value)
 
     def __init__(self, socket: Any) -> None:
         self.pending = False

@@ -292,9 +292,7 @@ def test_deactivation_ends_an_open_session_and_it_stores_nothing_more(
     reviewer.get_by_text("1 / ").wait_for()
     lead = lead_page(browser, accounts_url)
     before = label_events(lead)
-    with lead.expect_websocket() as opened:
-        lead.goto("/users")
-    runs = Runs(opened.value)
+    runs = Runs.opening(lead, "/users")
     deactivate = lead.get_by_role("button", name="Deactivate (ends their sessions)")
     runs.after(deactivate.click)  # the click's run has stored it
     for _ in range(3):  # the reviewer's open tab tries three more verdicts
@@ -302,9 +300,7 @@ def test_deactivation_ends_an_open_session_and_it_stores_nothing_more(
             press_verdict(reviewer)
     reviewer.get_by_role("heading", name="Sign in").wait_for()
     assert label_events(lead) == before
-    with lead.expect_websocket() as opened:
-        lead.goto("/users")
-    Runs(opened.value).after(lead.get_by_role("button", name="Reactivate").click)
+    Runs.opening(lead, "/users").after(lead.get_by_role("button", name="Reactivate").click)
 
 
 def test_a_new_password_ends_the_open_session(browser: Any, accounts_url: str) -> None:
@@ -326,9 +322,7 @@ def test_wrong_passwords_are_slowed_and_the_wait_is_said(browser: Any, accounts_
     not keep the lead out of another browser (they used to lock the account: anybody could
     lock out the only lead)."""
     page = browser.new_context(base_url=accounts_url).new_page()
-    with page.expect_websocket() as opened:
-        page.goto("/")
-    runs = Runs(opened.value)
+    runs = Runs.opening(page, "/")
     for _ in range(5):
         runs.after(lambda: sign_in(page, "lena", "not the password"))  # stored before the next
         page.get_by_text("wrong user name or password").wait_for()
