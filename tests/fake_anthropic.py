@@ -105,6 +105,14 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    """Listens with room for a pool's connections: socketserver's backlog of 5 refused some
+    of sixteen concurrent clients on a loaded CI machine (bench_judge's bare baseline, which
+    has no retries, failed with a connection error)."""
+
+    request_queue_size = 128
+
+
 class FakeAnthropic:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
@@ -116,7 +124,7 @@ class FakeAnthropic:
         self.batch_polls = 1  # polls that still say in_progress
         self.batches: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
