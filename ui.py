@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import secrets
+import threading
 import time
+from collections import OrderedDict
 
 import streamlit as st
 
@@ -22,6 +25,11 @@ from annotate.store import Store, open_store, resolve_db_path
 @st.cache_resource(show_spinner=False)
 def _process_store(path: str) -> Store:
     return open_store(path)
+
+
+def process_store() -> Store:
+    """The process's one connection (for a worker thread to take a cursor of its own)."""
+    return _process_store(str(resolve_db_path()))
 
 
 def store() -> Store:
@@ -36,19 +44,75 @@ def store() -> Store:
 
 def computed(function, *args, **kwargs):
     """`function(store, *args, **kwargs)`, computed once per change of the store and shared by
-    every session: a revisit or a widget that does not change the inputs reads the result.
-    Keyed on the store's change mark (annotate.store.status.change_mark), so a new label,
-    import, adjudication or setting computes afresh. Errors are raised, never cached."""
+    every session and by the compute-ahead worker (widgets/ahead.py): a revisit, a widget
+    that does not change the inputs, or a view the worker computed first reads the result (a
+    copy). Keyed on the store's change mark (annotate.store.status.change_mark), so a new
+    label, import, adjudication or setting computes afresh. Errors are raised, never cached.
+    A session asking for what another session or the worker is computing waits for it."""
     from annotate.store.status import change_mark
 
     cursor = store()
-    name = f"{function.__module__}.{function.__qualname__}"
-    return _computed(cursor.path, change_mark(cursor), name, args, kwargs, function)
+    key = RESULTS.key(str(cursor.path), change_mark(cursor), function, args, kwargs)
+    if RESULTS.has(key):
+        return RESULTS.get_or_compute(key, lambda: function(cursor, *args, **kwargs))
+    with st.spinner("Computing…"):
+        return RESULTS.get_or_compute(key, lambda: function(cursor, *args, **kwargs))
 
 
-@st.cache_data(max_entries=64, show_spinner="Computing…")
-def _computed(path: str, mark: tuple, name: str, args: tuple, kwargs: dict, _function):
-    return _function(store(), *args, **kwargs)
+class Results:
+    """The pages' computed values for the process: at most `entries`, the least recently used
+    dropped first; one computation per key at a time (a second asker waits for the first's
+    value). Values are kept pickled and each reader gets its own copy, as st.cache_data did:
+    a page may change what it was given."""
+
+    def __init__(self, entries: int = 64) -> None:
+        self._entries = entries
+        self._values: OrderedDict[tuple, bytes] = OrderedDict()
+        self._locks: dict[tuple, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.computed: list[str] = []  # the function names computed, oldest first (for tests)
+
+    @staticmethod
+    def key(path: str, mark: tuple, function, args: tuple, kwargs: dict) -> tuple:
+        name = f"{function.__module__}.{function.__qualname__}"
+        return (path, mark, name, pickle.dumps((args, sorted(kwargs.items())), protocol=5))
+
+    def has(self, key: tuple) -> bool:
+        with self._guard:
+            return key in self._values
+
+    def _read(self, key: tuple) -> bytes | None:
+        with self._guard:
+            found = self._values.get(key)
+            if found is not None:
+                self._values.move_to_end(key)
+            return found
+
+    def get_or_compute(self, key: tuple, compute):
+        found = self._read(key)
+        if found is None:
+            with self._guard:
+                lock = self._locks.setdefault(key, threading.Lock())
+            with lock:  # whoever computes this key now, the others wait for its value
+                found = self._read(key)
+                if found is None:
+                    found = pickle.dumps(compute(), protocol=5)
+                    with self._guard:
+                        self._values[key] = found
+                        self.computed.append(key[2])
+                        del self.computed[:-256]
+                        while len(self._values) > self._entries:
+                            self._values.popitem(last=False)
+                        self._locks.pop(key, None)
+        return pickle.loads(found)
+
+    def clear(self) -> None:
+        with self._guard:
+            self._values.clear()
+            self.computed.clear()
+
+
+RESULTS = Results()
 
 
 def chart(build, *args, where=None, key: str | None = None, width: str = "stretch") -> bool:

@@ -8,7 +8,7 @@ from annotate.agreement.reliability import PAIR_STATS, STATISTICS, agreement, sa
 from annotate.errors import AnnotateError
 from annotate.report import charts
 from annotate.sampling.samples import list_samples
-from widgets import claim_display, rating_stats
+from widgets import ahead, claim_display, rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -22,8 +22,8 @@ left, middle, right = st.columns(3)
 sample = left.selectbox(
     "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="agreement_sample"
 )
-level = middle.selectbox("Level", ["claim", "response"], key="agreement_level")
-scales = ["binary"] if level == "response" else ["binary", "full"]
+level = middle.selectbox("Level", ahead.LEVELS["agreement"], key="agreement_level")
+scales = ahead.SCALES[:1] if level == "response" else ahead.SCALES
 scale = right.selectbox(
     "Label scale", scales, key="agreement_scale", help="full: every rubric label is a category"
 )
@@ -112,3 +112,4 @@ if user.is_lead:
 
 ui.chart(charts.over_time_chart, result["over_time"], key="agreement_over_time")
 rating_stats.agreement_section(None if sample == ALL else sample)
+ahead.start(user, "agreement")  # the other lead pages' default views, while this one is read

@@ -17,8 +17,8 @@ from annotate.sampling.allocation import STRATUM_COLUMNS
 from annotate.sampling.samples import list_samples
 from annotate.store.assignments import judge_levels, judge_names
 from annotate.store.samples import attribute_names
+from widgets import ahead, claim_display, rating_stats
 from widgets import calibration as calibration_widgets
-from widgets import claim_display, rating_stats
 
 user = ui.require_role("lead", "auditor")
 st.set_page_config(layout="wide")  # app.py's does not reach the page (Streamlit 1.67)
@@ -34,7 +34,7 @@ if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
     st.stop()
 ALL = "(every labelled trace)"
-LEVELS = ["claim", "response"]
+LEVELS = ahead.LEVELS["calibration"]
 left, middle, right = st.columns(3)
 judge = left.selectbox("Judge", judges, key="calibration_judge")
 sample = middle.selectbox(
@@ -42,10 +42,10 @@ sample = middle.selectbox(
 )
 judged_at = ui.computed(judge_levels, judge)  # open at a level the judge judged at
 level = right.selectbox(
-    "Level", LEVELS, index=LEVELS.index(judged_at[0]) if judged_at else 0, key="calibration_level"
+    "Level", LEVELS, index=LEVELS.index(ahead.calibration_level(judged_at)), key="calibration_level"
 )
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
-by = st.multiselect("Slice by", slices, default=["feature"], key="calibration_by")
+by = st.multiselect("Slice by", slices, default=ahead.SLICES, key="calibration_by")
 
 saved = load_thresholds(store)
 scope = None if sample == ALL else sample
@@ -148,3 +148,4 @@ with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)
 st.subheader("Report")
 st.caption("The report uses the saved thresholds above, whoever prepares it.")
 calibration_widgets.report_downloads(store, report, (judge, scope, level, by, saved), user)
+ahead.start(user, "calibration")  # the other lead pages' default views

@@ -43,7 +43,7 @@ if user.role == "reviewer":
 import altair as alt  # noqa: E402 - leads and auditors only (see the docstring)
 import pandas as pd  # noqa: E402
 
-from widgets import warm_up  # noqa: E402
+from widgets import ahead, warm_up  # noqa: E402
 
 try:
     store = ui.store()
@@ -52,6 +52,7 @@ except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
 warm_up.warm_up_statistics()  # once per process: the statistics pages' heavy imports
+ahead.start(user)  # the lead pages' default views, once per change of the store
 
 if user.role == "lead":
     from widgets import path  # noqa: E402 - leads only

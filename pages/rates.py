@@ -12,9 +12,9 @@ from annotate.rates.inputs import SLICE_COLUMNS
 from annotate.rates.view import rates_view, trend_view
 from annotate.sampling.samples import list_samples
 from annotate.store.samples import attribute_names
+from widgets import ahead, rating_stats
 from widgets import connectors as connector_widgets
 from widgets import rates as rates_widgets
-from widgets import rating_stats
 
 user = ui.require_role("lead", "auditor")
 store = ui.store()
@@ -26,14 +26,14 @@ if not samples:
     st.stop()
 left, middle, right = st.columns(3)
 sample = left.selectbox("Sample", samples, key="rates_sample")
-level = middle.selectbox("Level", ["response", "claim"], key="rates_level")
+level = middle.selectbox("Level", ahead.RATES_LEVELS, key="rates_level")
 choice = choose_judge(store, sample)  # the current rubric's judge first, else the most verdicts
 judges = choice.judges
 judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
 if judges and judge == choice.judge:
     right.caption(ui.fmt("Default: {}", choice.reason))
 by = st.multiselect(
-    "Slice by", [*SLICE_COLUMNS, *attribute_names(store)], default=["feature"], key="rates_by"
+    "Slice by", [*SLICE_COLUMNS, *attribute_names(store)], default=ahead.SLICES, key="rates_by"
 )
 threshold = load_threshold(store)
 
@@ -70,7 +70,7 @@ st.caption(
 )
 
 st.subheader("Trend")
-window = st.selectbox("Window", ["week", "day", "month"], key="rates_window")
+window = st.selectbox("Window", ahead.WINDOWS, key="rates_window")
 found = ui.computed(trend_view, sample, tuple(by), inputs.judge, window, level, threshold)
 if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
     st.info("No window has a number yet.")
@@ -100,3 +100,4 @@ rates_widgets.downloads(store, inputs, rows, by, threshold, user)
 if user.role == "lead":  # writes into the tracing server the sample's traces came from
     st.subheader("Send to Phoenix or MLflow")
     connector_widgets.push_section(store, sample, inputs.judge, user)
+ahead.start(user, "rates")  # the other lead pages' default views

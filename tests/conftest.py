@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 if str(ROOT) not in sys.path:  # pages import `ui` from the repo root
     sys.path.insert(0, str(ROOT))
+
+# The lead pages' compute-ahead worker (widgets/ahead.py) is off in the tests (and in the apps
+# they start, which inherit this): every AppTest run opens Home first, and a worker per test
+# would add a background statistics run to each. tests/test_compute_ahead.py turns it on.
+os.environ.setdefault("ANNOTATE_COMPUTE_AHEAD", "0")
 
 from tests.producers.fixtures import produced  # noqa: E402,F401 - real traces per producer
 

@@ -21,6 +21,7 @@ from annotate.rates.inputs import RatesInput
 from annotate.rates.otel import otel_lines
 from annotate.rates.view import budget_view
 from annotate.store import Store
+from widgets import ahead
 from widgets.downloads import download_button, keep_prepared, prepared
 
 
@@ -90,7 +91,12 @@ def label_budget(
     """`judge`: as the page asked `rates_view` for it (None: the default judge), so the plan
     reads the same inputs."""
     width = st.number_input(
-        "Target interval width (response level)", 0.01, 0.9, 0.10, 0.01, key="rates_budget_width"
+        "Target interval width (response level)",
+        0.01,
+        0.9,
+        ahead.BUDGET_WIDTH,
+        0.01,
+        key="rates_budget_width",
     )
     plan = ui.computed(budget_view, inputs.sample, tuple(by), judge, float(width))
     st.dataframe(

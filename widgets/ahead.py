@@ -1,0 +1,149 @@
+"""The lead pages' default views, computed ahead of the visit (issue 38: a first visit to
+Agreement, Calibration or Rates under 1 s on a 300,000-trace store).
+
+What the three pages compute on a visit with their widgets as they open (every sample, the
+first judge, the default level and slices) is a few seconds of statistics with bootstrap
+intervals. When a lead or an auditor opens Home or one of those pages, a worker thread computes
+the others' default views into the pages' own cache (`ui.computed`, keyed by the store's change
+mark), so the page finds them there; a page that asks while the worker is still on it waits for
+that one computation rather than starting a second.
+
+It runs only for a lead's or auditor's visit (a reviewer's never starts it), at most once per
+change of the store and one at a time, on its own cursor, at a lower scheduling priority than
+the pages' threads, and stops as soon as the store changes under it (its results would be for
+numbers nobody can see). The defaults live here and the pages read them: a test opens each page
+after the worker and checks it computed none of the statistics again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+import ui
+from annotate.store import Store
+from annotate.store.status import change_mark
+
+# The pages' widgets as they open (each page's first option or default reads these).
+LEVELS = {"agreement": ["claim", "response"], "calibration": ["claim", "response"]}
+RATES_LEVELS = ["response", "claim"]
+SCALES = ["binary", "full"]
+SLICES = ["feature"]  # Calibration's and Rates' "Slice by" default
+WINDOWS = ["week", "day", "month"]  # Rates' trend window
+BUDGET_WIDTH = 0.10  # Rates' target interval width for the label budget
+
+log = logging.getLogger(__name__)
+_GUARD = threading.Lock()
+_STATE: dict[str, Any] = {"last": None, "running": False, "started": 0}  # started: a count
+
+
+def calibration_level(judged_at: list[str]) -> str:
+    """The level Calibration opens at: the first the judge gave verdicts at."""
+    levels = LEVELS["calibration"]
+    return judged_at[0] if judged_at and judged_at[0] in levels else levels[0]
+
+
+# The statistics modules are imported by the worker, not by the page that starts it.
+
+
+def _agreement(ask: Callable[..., Any], store: Store) -> None:
+    from annotate.agreement.reliability import agreement
+
+    ask(agreement, None, LEVELS["agreement"][0], SCALES[0])
+
+
+def _calibration(ask: Callable[..., Any], store: Store) -> None:
+    from annotate.agreement.calibration import calibration, load_thresholds
+    from annotate.store.assignments import judge_levels, judge_names
+
+    judges = ask(judge_names)
+    if judges:
+        level = calibration_level(ask(judge_levels, judges[0]))
+        ask(calibration, judges[0], None, level, SLICES, thresholds=load_thresholds(store))
+
+
+def _rates(ask: Callable[..., Any], store: Store) -> None:
+    from annotate.judge.default import choose_judge
+    from annotate.rates.gate import load_threshold
+    from annotate.rates.view import budget_view, rates_view, trend_view
+    from annotate.sampling.samples import list_samples
+
+    samples = list_samples(store)
+    if not samples:
+        return
+    sample, level, by = samples[0]["name"], RATES_LEVELS[0], tuple(SLICES)
+    judges = choose_judge(store, sample).judges
+    judge = judges[0] if judges else None
+    threshold = load_threshold(store)
+    view = ask(rates_view, sample, by, judge, level, threshold)
+    ask(trend_view, sample, by, view["inputs"].judge, WINDOWS[0], level, threshold)
+    ask(budget_view, view["inputs"].sample, by, judge, float(BUDGET_WIDTH))
+
+
+PAGES = {"agreement": _agreement, "calibration": _calibration, "rates": _rates}
+
+
+class _Moved(Exception):
+    """The store changed under the worker: what is left would be for an old change mark."""
+
+
+def compute_ahead(process_store: Store, skip: str | None = None) -> list[str]:
+    """Every lead page's default view but `skip`'s (the page being drawn computes its own),
+    through the pages' cache, on a cursor of its own. Returns the pages done; stops at the
+    first change of the store."""
+    cursor = process_store.session()
+    mark = change_mark(cursor)
+    done = []
+
+    def ask(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if change_mark(cursor) != mark:
+            raise _Moved
+        key = ui.RESULTS.key(str(cursor.path), mark, function, args, kwargs)
+        return ui.RESULTS.get_or_compute(key, lambda: function(cursor, *args, **kwargs))
+
+    try:
+        for page, compute in PAGES.items():
+            if page != skip:
+                compute(ask, cursor)
+                done.append(page)
+    except _Moved:
+        pass
+    finally:
+        cursor.close()
+    return done
+
+
+def start(user: Any, page: str | None = None) -> bool:
+    """From Home (page None) or a lead page: compute the other lead pages' default views in a
+    worker thread, if this change of the store has not had them computed and no worker runs.
+    Returns whether a worker started. Off with ANNOTATE_COMPUTE_AHEAD=0."""
+    if user is None or user.role not in ("lead", "auditor"):
+        return False
+    if os.environ.get("ANNOTATE_COMPUTE_AHEAD", "1").strip() == "0":
+        return False
+    process_store = ui.process_store()
+    seen = (process_store.path, change_mark(ui.store()))
+    with _GUARD:
+        if _STATE["running"] or _STATE["last"] == seen:
+            return False
+        _STATE.update(last=seen, running=True, started=_STATE["started"] + 1)
+    threading.Thread(
+        target=_work, args=(process_store, page), name="annotate-ahead", daemon=True
+    ).start()
+    return True
+
+
+def _work(process_store: Store, skip: str | None) -> None:
+    with suppress(OSError, AttributeError):  # Linux: this thread alone yields to the pages'
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    try:
+        compute_ahead(process_store, skip)
+    except Exception:  # noqa: BLE001 - the page that needs the view computes it and reports
+        log.debug("computing the lead pages ahead failed", exc_info=True)
+    finally:
+        with _GUARD:
+            _STATE["running"] = False
