@@ -113,26 +113,30 @@ class Results:
 
 
 RESULTS = Results()
+CHARTS = Results(entries=128)
 
 
 def chart(build, *args, where=None, key: str | None = None, width: str = "stretch") -> bool:
-    """Draw the altair chart `build(*args)` (None: nothing to draw; returns whether it drew).
-
-    Its Vega-Lite spec is made once per distinct input and shared by every session: building
-    and validating an altair chart took more of a Calibration revisit than all its numbers.
-    The spec is the one st.altair_chart would send (Streamlit's own conversion)."""
-    spec = _chart_spec(f"{build.__module__}.{build.__qualname__}", args, build)
+    """Draw the altair chart `build(*args)` (None: nothing to draw; returns whether it drew)."""
+    spec = chart_spec(build, *args)
     if spec is not None:
         (where or st).vega_lite_chart(spec=spec, width=width, key=key)
     return spec is not None
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def _chart_spec(name: str, args: tuple, _build):
+def chart_spec(build, *args) -> dict | None:
+    """The Vega-Lite spec st.altair_chart would send for `build(*args)` (Streamlit's own
+    conversion, which takes its own lock), made once per distinct input and shared by every
+    session and the compute-ahead worker: building and validating an altair chart took more
+    of a Calibration revisit than all its numbers."""
+    key = CHARTS.key("", (), build, args, {})
+    return CHARTS.get_or_compute(key, lambda: _vega_lite(build(*args)))
+
+
+def _vega_lite(found) -> dict | None:
     from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec as convert
 
-    found = _build(*args)
-    return None if found is None else convert(found)  # st.altair_chart's own (takes its lock)
+    return None if found is None else convert(found)
 
 
 def show_error(exc: AnnotateError) -> None:

@@ -51,8 +51,6 @@ try:
 except AnnotateError as exc:
     ui.show_error(exc)
     st.stop()
-warm_up.warm_up_statistics()  # once per process: the statistics pages' heavy imports
-ahead.start(user)  # the lead pages' default views, once per change of the store
 
 if user.role == "lead":
     from widgets import path  # noqa: E402 - leads only
@@ -131,3 +129,8 @@ if detail:
     if detail["judge_verdicts"]:
         st.caption("Production judge verdicts (as imported)")
         st.dataframe(pd.DataFrame(detail["judge_verdicts"]), hide_index=True)
+
+# Once Home is drawn (threads started earlier slowed its own drawing): the statistics pages'
+# heavy imports, once per process, and their default views, once per change of the store.
+warm_up.warm_up_statistics()
+ahead.start(user)

@@ -22,7 +22,11 @@ LEAD, AUDITOR, REVIEWER = User("lena", "lead"), User("aude", "auditor"), User("r
 # each page's statistics: seconds of bootstrap on a large store, what the worker is for
 HEAVY = {
     "agreement": {"annotate.agreement.reliability.agreement"},
-    "calibration": {"annotate.agreement.calibration.calibration"},
+    "calibration": {
+        "annotate.agreement.calibration.calibration",
+        "annotate.judge.labels.mapping_rows",
+        "annotate.labelling.session.claim_view",
+    },
     "rates": {
         "annotate.rates.view.rates_view",
         "annotate.rates.view.trend_view",
@@ -38,6 +42,7 @@ def lead_store(tmp_path, monkeypatch):
     monkeypatch.setenv("ANNOTATE_DB", str(path))
     monkeypatch.setenv("ANNOTATE_COMPUTE_AHEAD", "1")
     ui.RESULTS.clear()
+    ui.CHARTS.clear()
     return path
 
 
@@ -66,12 +71,15 @@ def test_a_page_opened_after_a_leads_home_computes_none_of_its_statistics(
     join_worker()
     assert ahead._STATE["started"] == started + 1
     assert HEAVY[page] <= set(ui.RESULTS.computed)  # the worker computed them
+    assert ui.CHARTS.computed  # and drew their charts' specs
     ui.RESULTS.computed.clear()
+    ui.CHARTS.computed.clear()
     monkeypatch.setenv("ANNOTATE_COMPUTE_AHEAD", "0")  # the page starts no second worker
     app.switch_page(f"pages/{page}.py").run()
     assert not app.exception, app.exception
     assert len(app.dataframe) >= 2  # the page drew its numbers
     assert not set(ui.RESULTS.computed) & HEAVY[page], ui.RESULTS.computed
+    assert not ui.CHARTS.computed, ui.CHARTS.computed  # every chart it drew was made ahead
 
 
 def test_without_the_worker_the_page_computes_its_statistics(lead_store, monkeypatch):

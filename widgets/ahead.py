@@ -52,22 +52,38 @@ def calibration_level(judged_at: list[str]) -> str:
 
 def _agreement(ask: Callable[..., Any], store: Store) -> None:
     from annotate.agreement.reliability import agreement
+    from annotate.report import charts
 
-    ask(agreement, None, LEVELS["agreement"][0], SCALES[0])
+    result = ask(agreement, None, LEVELS["agreement"][0], SCALES[0])
+    ui.chart_spec(charts.over_time_chart, result["over_time"])
 
 
 def _calibration(ask: Callable[..., Any], store: Store) -> None:
     from annotate.agreement.calibration import calibration, load_thresholds
+    from annotate.judge.labels import mapping_rows
+    from annotate.labelling.session import claim_view
+    from annotate.report import charts
     from annotate.store.assignments import judge_levels, judge_names
 
     judges = ask(judge_names)
-    if judges:
-        level = calibration_level(ask(judge_levels, judges[0]))
-        ask(calibration, judges[0], None, level, SLICES, thresholds=load_thresholds(store))
+    if not judges:
+        return
+    level = calibration_level(ask(judge_levels, judges[0]))
+    report = ask(calibration, judges[0], None, level, SLICES, thresholds=load_thresholds(store))
+    ask(mapping_rows, judges[0])
+    if not report["n"]:
+        return
+    ui.chart_spec(charts.confusion_chart, report["confusion"])
+    if report["slices"]:
+        ui.chart_spec(charts.slice_chart, report["slices"])
+    claims = [d for d in report["disagreements"] if d["claim_index"] is not None]
+    if claims:  # the disagreement the page opens first
+        ask(claim_view, claims[0]["trace_id"], claims[0]["claim_index"])
 
 
 def _rates(ask: Callable[..., Any], store: Store) -> None:
     from annotate.judge.default import choose_judge
+    from annotate.rates import charts
     from annotate.rates.gate import load_threshold
     from annotate.rates.view import budget_view, rates_view, trend_view
     from annotate.sampling.samples import list_samples
@@ -80,7 +96,11 @@ def _rates(ask: Callable[..., Any], store: Store) -> None:
     judge = judges[0] if judges else None
     threshold = load_threshold(store)
     view = ask(rates_view, sample, by, judge, level, threshold)
-    ask(trend_view, sample, by, view["inputs"].judge, WINDOWS[0], level, threshold)
+    ui.chart_spec(charts.rates_chart, view["rows"], threshold)
+    trend = ask(trend_view, sample, by, view["inputs"].judge, WINDOWS[0], level, threshold)
+    ui.chart_spec(charts.trend_chart, trend["rows"], WINDOWS[0])
+    if view["scores"].get("count"):
+        ui.chart_spec(charts.score_chart, view["scores"])
     ask(budget_view, view["inputs"].sample, by, judge, float(BUDGET_WIDTH))
 
 

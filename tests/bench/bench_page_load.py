@@ -149,10 +149,23 @@ def load_average() -> str:
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-async def one_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, list]:
+# Each round runs the app in these modes, interleaved: the lead pages' default views computed
+# ahead (widgets/ahead.py, the app as shipped) with the lead clicking on as soon as Home is
+# drawn, and after reading Home for ANNOTATE_BENCH_HOME_PAUSE seconds (default 5); and the
+# same-run baseline without the worker (every first visit computes its own statistics).
+MODES = (("ahead, at once", True, False), ("ahead, Home read first", True, True),
+         ("no worker", False, False))  # fmt: skip
+
+
+async def one_round(
+    browser, db: Path, bare: Path, cookie: str, ahead: bool = True, pause: float = 0.0
+) -> dict[str, list]:
     """A fresh app process and a fresh bare one: each lead page visited twice, a bare page
-    change before each visit. Returns (seconds, app CPU seconds) per visit and the bare's."""
-    app, url = start_streamlit(ROOT / "app.py", db)
+    change before each visit (and `pause` seconds on Home's first visit). Returns (seconds,
+    app CPU seconds) per visit and the bare's."""
+    app, url = start_streamlit(
+        ROOT / "app.py", db, env={"ANNOTATE_COMPUTE_AHEAD": "1" if ahead else "0"}
+    )
     base, base_url = start_streamlit(bare, None)
     found: dict[str, list] = {"bare": [], "load": [load_average()]}
     try:
@@ -164,6 +177,8 @@ async def one_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, lis
                     await theirs.change("One" if len(found["bare"]) % 2 else "Two")
                 )
                 found[f"{name} {visit}"] = [await ours.change(name)]
+                if name == "Home" and visit == "first" and pause:
+                    await asyncio.sleep(pause)  # the lead reads the store at a glance
         found["peak_rss"] = [peak_rss(app.pid)]
         found["load"].append(load_average())
     finally:
@@ -181,7 +196,15 @@ async def visit_rounds(db: Path, bare: Path, rounds: int) -> list[dict[str, list
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
         )
         try:
-            return [await one_round(browser, db, bare, cookie) for _ in range(rounds)]
+            pause = float(os.environ.get("ANNOTATE_BENCH_HOME_PAUSE", "5"))
+            found = []
+            for _ in range(rounds):
+                for mode, ahead, reads in MODES:
+                    result = await one_round(
+                        browser, db, bare, cookie, ahead, pause if reads else 0
+                    )
+                    found.append({**result, "mode": [mode]})
+            return found
         finally:
             await browser.close()
 
@@ -286,7 +309,7 @@ def show_round(number: int, found: dict[str, list], count: int) -> None:
     bare, bare_run, bare_cpu = (list(column) for column in zip(*found["bare"], strict=True))
     median = statistics.median(bare)
     show(
-        f"round {number} (load average {found['load'][0]} at its start, {found['load'][1]} at "
+        f"round {number}, {found['mode'][0]} (load average {found['load'][0]} at its start, {found['load'][1]} at "
         f"its end): baseline, a bare page change: median {median:.3f} s (of {len(bare)}: "
         f"{min(bare):.3f}-{max(bare):.3f} s; run finished at {statistics.median(bare_run):.3f} s), "
         f"app CPU {statistics.median(bare_cpu):.3f} s"
@@ -313,6 +336,6 @@ def run() -> None:
         bare.parent.mkdir()
         bare.write_text(BARE)
         found = asyncio.run(visit_rounds(db, bare, rounds))
-        for number, result in enumerate(found, 1):
-            show_round(number, result, count)
+        for index, result in enumerate(found):
+            show_round(index // len(MODES) + 1, result, count)
         report_command(db, Path(tmp) / "report", rounds)
