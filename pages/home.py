@@ -130,7 +130,8 @@ if detail:
         st.caption("Production judge verdicts (as imported)")
         st.dataframe(pd.DataFrame(detail["judge_verdicts"]), hide_index=True)
 
-# Once Home is drawn (threads started earlier slowed its own drawing): the statistics pages'
-# heavy imports, once per process, and their default views, once per change of the store.
-warm_up.warm_up_statistics()
-ahead.start(user)
+# Once Home is drawn (threads started earlier slowed its own drawing): the lead pages' default
+# views, once per change of the store (their worker imports the statistics); else the
+# statistics' heavy imports alone, once per process (two threads at once slowed both).
+if not ahead.start(user):
+    warm_up.warm_up_statistics()

@@ -9,9 +9,11 @@ mark), so the page finds them there; a page that asks while the worker is still 
 that one computation rather than starting a second.
 
 It runs only for a lead's or auditor's visit (a reviewer's never starts it), at most once per
-change of the store and one at a time, on its own cursor, at a lower scheduling priority than
-the pages' threads, and stops as soon as the store changes under it (its results would be for
-numbers nobody can see). The defaults live here and the pages read them: a test opens each page
+change of the store and one at a time, on its own cursor, and stops as soon as the store changes
+under it (its results would be for numbers nobody can see). It runs at the pages' priority: a
+lead who clicks on at once waits for it (a lower one made that wait longer: a thread holding
+Python's lock was scheduled less, and the page waited on it), and it is the same work the
+pages would do on the visits it serves. The defaults live here and the pages read them: a test opens each page
 after the worker and checks it computed none of the statistics again.
 """
 
@@ -21,7 +23,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any
 
 import ui
@@ -158,8 +159,6 @@ def start(user: Any, page: str | None = None) -> bool:
 
 
 def _work(process_store: Store, skip: str | None) -> None:
-    with suppress(OSError, AttributeError):  # Linux: this thread alone yields to the pages'
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     try:
         compute_ahead(process_store, skip)
     except Exception:  # noqa: BLE001 - the page that needs the view computes it and reports
