@@ -162,7 +162,7 @@ def _work(process_store: Store, skip: str | None) -> None:
     try:
         compute_ahead(process_store, skip)
     except Exception:  # noqa: BLE001 - the page that needs the view computes it and reports
-        log.debug("computing the lead pages ahead failed", exc_info=True)
+        log.warning("computing the lead pages ahead failed", exc_info=True)
     finally:
         with _GUARD:
             _STATE["running"] = False

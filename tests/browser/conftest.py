@@ -159,8 +159,9 @@ def expected_status(app_store: Path) -> dict[str, Any]:
 
 
 @contextmanager
-def running_app(db: Path) -> Iterator[str]:
-    """`streamlit run app.py` on `db` and a free port, stopped (and the store free) on exit."""
+def running_app(db: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on `db` and a free port, stopped (and the store free) on exit;
+    `env`: added to the app's environment."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = db.with_name(f"streamlit-{port}.log")
@@ -171,7 +172,7 @@ def running_app(db: Path) -> Iterator[str]:
         # Others edit the repo while tests run; a changed file must not rerun the page.
         *("--server.fileWatcherType", "none"),
     ]
-    env = {**os.environ, "ANNOTATE_DB": str(db)}
+    env = {**os.environ, "ANNOTATE_DB": str(db), **(env or {})}
     with log.open("wb") as out:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True

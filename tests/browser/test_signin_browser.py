@@ -89,8 +89,12 @@ def accounts_store(sample_store: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def accounts_url(chromium: Path, accounts_store: Path) -> Any:
-    with running_app(accounts_store) as url:
+    """The app with the lead pages' compute-ahead worker on (off in the other tests): the
+    auditor's visits below start it from Calibration and Rates, in the real server."""
+    with running_app(accounts_store, env={"ANNOTATE_COMPUTE_AHEAD": "1"}) as url:
         yield url
+    logs = "".join(p.read_text() for p in accounts_store.parent.glob("streamlit-*.log"))
+    assert "computing the lead pages ahead failed" not in logs, logs[-3000:]
 
 
 def test_a_visitor_sees_only_the_sign_in_form_on_every_url(
