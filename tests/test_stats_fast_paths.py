@@ -116,6 +116,54 @@ def test_resample_groups_are_numbered_by_first_appearance_with_their_first_units
     assert (unstratified.sum(axis=1) == 4).all()
 
 
+def fresh_draws(groups, repetitions, seed, strata=None):
+    """numpy's multinomial draws for these groups, as resample_weights made them before it kept
+    any: one per stratum of the pooled groups, in order."""
+    index = {g: None for g in groups}
+    by = {}
+    for number, group in enumerate(index):
+        first = groups.index(group)
+        by.setdefault(None if strata is None else strata[first], []).append(number)
+    rng, draws = np.random.default_rng(seed), np.zeros((repetitions, len(index)))
+    for members in by.values():
+        size = len(members)
+        draws[:, members] = rng.multinomial(size, np.full(size, 1 / size), size=repetitions)
+    return draws
+
+
+def test_resample_draws_are_kept_and_give_the_same_numbers_to_each_caller(monkeypatch):
+    from annotate.stats import intervals
+
+    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
+    made = []
+    real = intervals._draws
+    monkeypatch.setattr(intervals, "_draws", lambda *a: made.append(a) or real(*a))
+    groups = [f"t{i % 300}" for i in range(900)]
+    strata = [("a" if i % 300 < 120 else "b") for i in range(900)]
+    first, _, _ = resample_weights(groups, 500, 11, strata)
+    assert np.array_equal(first, fresh_draws(groups, 500, 11, strata))  # the same stream
+    first[:] = -1  # a caller's copy is its own
+    renamed = [g.replace("t", "trace-") for g in groups]  # other traces, the same structure
+    again, _, _ = resample_weights(renamed, 500, 11, strata)
+    assert len(made) == 1
+    assert again.dtype == np.float64 and np.array_equal(again, fresh_draws(groups, 500, 11, strata))
+    other, _, _ = resample_weights(groups, 500, 12, strata)  # another seed: drawn
+    assert len(made) == 2 and not np.array_equal(other, again)
+    kept = next(iter(intervals._RECENT_DRAWS.values()))
+    assert kept.dtype == np.uint8  # counts up to 180 (the larger stratum): a byte each
+
+
+def test_draws_larger_than_the_bound_are_not_kept(monkeypatch):
+    from annotate.stats import intervals
+
+    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
+    monkeypatch.setattr(intervals, "RECENT_DRAWS_BYTES", 1000)
+    groups = [f"t{i}" for i in range(50)]
+    draws, _, _ = resample_weights(groups, 100, 3)  # 5,000 counts of a byte each
+    assert not intervals._RECENT_DRAWS
+    assert np.array_equal(draws, fresh_draws(groups, 100, 3))
+
+
 def test_an_interval_leaves_blas_threads_as_they_were():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -177,15 +178,50 @@ def resample_weights(
     key = (repetitions, seed, len(index), tuple(tuple(members) for members in by_stratum))
     if shared is not None and key in shared:
         return shared[key], member, len(by_stratum)
-    rng = np.random.default_rng(seed)
-    draws = np.zeros((repetitions, len(index)))
-    for members in by_stratum:
-        size = len(members)
-        draws[:, members] = rng.multinomial(size, np.full(size, 1 / size), size=repetitions)
+    draws = _recent_draws(key, by_stratum)
     if shared is not None:
         draws.flags.writeable = False  # shared by every statistic of the report
         shared[key] = draws
     return draws, member, len(by_stratum)
+
+
+def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    draws = np.zeros((repetitions, groups))
+    for members in by_stratum:
+        size = len(members)
+        draws[:, members] = rng.multinomial(size, np.full(size, 1 / size), size=repetitions)
+    return draws
+
+
+# The last draws of this process, kept as counts in the smallest unsigned type that holds them
+# (a quarter of the float64 matrix or less), up to RECENT_DRAWS_BYTES in all: the pages, a
+# report and a new label on traces already labelled ask for the same groups again (Agreement
+# and Calibration over the same traces: the same matrix), and numpy's multinomial is most of a
+# resample's cost (30-100 ms for 1,000 x 2,500). Same key, same numbers: each caller gets its
+# own float64 copy.
+RECENT_DRAWS_BYTES = 64 * 2**20
+_RECENT_DRAWS: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_RECENT_DRAWS_LOCK = threading.Lock()
+
+
+def _recent_draws(key: tuple[Any, ...], by_stratum: list[list[int]]) -> np.ndarray:
+    repetitions, seed, groups, _ = key
+    with _RECENT_DRAWS_LOCK:
+        kept = _RECENT_DRAWS.get(key)
+        if kept is not None:
+            _RECENT_DRAWS.move_to_end(key)
+    if kept is not None:
+        return kept.astype(np.float64)
+    draws = _draws(repetitions, seed, groups, by_stratum)
+    largest = max((len(members) for members in by_stratum), default=0)
+    compact = draws.astype(np.min_scalar_type(largest))
+    if compact.nbytes <= RECENT_DRAWS_BYTES:
+        with _RECENT_DRAWS_LOCK:
+            _RECENT_DRAWS[key] = compact
+            while sum(m.nbytes for m in _RECENT_DRAWS.values()) > RECENT_DRAWS_BYTES:
+                _RECENT_DRAWS.popitem(last=False)
+    return draws
 
 
 # The draws depend only on the number of groups, their strata, the repetitions and the seed, so
