@@ -34,16 +34,14 @@ if not judges:
     st.info("No judge verdicts in the store: import traces with judge verdicts, or run the judge.")
     st.stop()
 ALL = "(every labelled trace)"
-LEVELS = ahead.LEVELS["calibration"]
 left, middle, right = st.columns(3)
 judge = left.selectbox("Judge", judges, key="calibration_judge")
 sample = middle.selectbox(
     "Sample", [ALL] + [s["name"] for s in list_samples(store)], key="calibration_sample"
 )
 judged_at = ui.computed(judge_levels, judge)  # open at a level the judge judged at
-level = right.selectbox(
-    "Level", LEVELS, index=LEVELS.index(ahead.calibration_level(judged_at)), key="calibration_level"
-)
+opens_at = ahead.level_index(judged_at)
+level = right.selectbox("Level", ahead.LEVELS["calibration"], opens_at, key="calibration_level")
 slices = [*STRATUM_COLUMNS, "error_type", *attribute_names(store)]
 by = st.multiselect("Slice by", slices, default=ahead.SLICES, key="calibration_by")
 

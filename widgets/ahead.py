@@ -48,6 +48,11 @@ def calibration_level(judged_at: list[str]) -> str:
     return judged_at[0] if judged_at and judged_at[0] in levels else levels[0]
 
 
+def level_index(judged_at: list[str]) -> int:
+    """calibration_level's place among Calibration's levels (its Level box's index)."""
+    return LEVELS["calibration"].index(calibration_level(judged_at))
+
+
 # The statistics modules are imported by the worker, not by the page that starts it.
 
 
