@@ -86,3 +86,37 @@ def test_an_attribute_slice_counts_the_judge_over_its_own_traces(tmp_path):
         assert (row["n"], round(row["rate"], 12)) == (judged, round(hits / judged, 12))
     assert len(inputs.frame) < len(rows)
     store.close()
+
+
+def test_a_verdict_reads_the_labels_again_but_not_the_frame(tmp_path, monkeypatch):
+    """The frame is kept per frame mark (annotate.store.status.frame_mark): a reviewer's verdict
+    does not move it, a change of the judge's label mapping does."""
+    from annotate.accounts.users import add_user
+    from annotate.judge.labels import set_label
+    from annotate.labelling.assignment import assign
+    from annotate.labelling.session import next_claim, record_verdict
+    from annotate.rates import inputs as rate_inputs
+
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}, sample_n=40))
+    add_user(store, "ruth", "reviewer", "test passphrase")
+    assign(store, "main", ["ruth"], per_trace=1)
+    reads = []
+    real = rate_inputs.sql.frame_table
+    monkeypatch.setattr(rate_inputs.sql, "frame_table", lambda *a: reads.append(1) or real(*a))
+    before = load_inputs(store, "main", ["feature"])
+    view = next_claim(store, "ruth", "main")
+    record_verdict(store, "ruth", view, "contradicted")
+    after = load_inputs(store, "main", ["feature"])
+    assert len(reads) == 1  # the verdict did not read the frame again...
+    # ...the labels were: ruth's verdict disagrees with the two before, so that claim has no
+    # gold any more
+    assert len(after.claims) == len(before.claims) - 1
+    assert after.frame.equals(before.frame)
+    after.frame["stratum"] = None  # a caller's frame is its own copy
+    assert not load_inputs(store, "main", ["feature"]).frame["stratum"].isna().all()
+    assert len(reads) == 1
+    set_label(store, JUDGE, "unsupported", "supported", actor="lena")  # the mapping moved
+    remapped = load_inputs(store, "main", ["feature"])
+    assert len(reads) == 2
+    assert int(remapped.frame["jcu"].sum()) == 0  # every judge verdict now maps to supported
+    store.close()

@@ -8,6 +8,8 @@ verdicts whose label has no mapping are counted and left out.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,7 @@ from annotate.store.samples import (
     stored_strata,
     stratum_key_text,
 )
+from annotate.store.status import frame_mark
 
 WINDOWS = sql.WINDOWS
 SLICE_COLUMNS = (*STRATUM_COLUMNS, *WINDOWS)
@@ -91,6 +94,48 @@ def check_slice_columns(store: Store, by: Sequence[str]) -> None:
             )
 
 
+# The last few frames read, by store file, frame mark and the query's inputs: the frame does
+# not depend on the reviewers' verdicts (annotate.store.status.frame_mark moves with what it
+# reads), so a Rates page recomputed after a new label reads the store's 300,000 traces again
+# only when the traces, claims, verdicts, units, mappings, settings or an act changed. Small:
+# a frame has a row per sampled trace and per combination of the others' values.
+RECENT_FRAMES = 2
+_RECENT_FRAMES: OrderedDict[tuple[Any, ...], pd.DataFrame] = OrderedDict()
+_RECENT_FRAMES_LOCK = threading.Lock()
+
+
+def recent_frame(
+    store: Store,
+    filters: Filters,
+    by: Sequence[str],
+    max_import_id: int,
+    attributes: Sequence[str],
+    judge: str | None,
+    outcomes: Mapping[str, str],
+    sample: str,
+) -> pd.DataFrame:
+    """store.rates.frame_table, read again only when the frame's inputs moved; a copy (the
+    caller adds columns). Not kept for an in-memory store or inside a transaction."""
+    args = (filters, by, max_import_id, attributes, judge, outcomes, sample)
+    if store.path in ("", ":memory:") or store.in_transaction:
+        return sql.frame_table(store, *args)
+    key = (
+        str(store.path), frame_mark(store), repr(filters), tuple(by), max_import_id,
+        tuple(attributes), judge, tuple(sorted(outcomes.items())), sample,
+    )  # fmt: skip
+    with _RECENT_FRAMES_LOCK:
+        found = _RECENT_FRAMES.get(key)
+        if found is not None:
+            _RECENT_FRAMES.move_to_end(key)
+    if found is None:
+        found = sql.frame_table(store, *args)
+        with _RECENT_FRAMES_LOCK:
+            _RECENT_FRAMES[key] = found
+            while len(_RECENT_FRAMES) > RECENT_FRAMES:
+                _RECENT_FRAMES.popitem(last=False)
+    return found.copy()
+
+
 def load_inputs(
     store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
 ) -> RatesInput:
@@ -108,7 +153,7 @@ def load_inputs(
     unmapped = {r["label"]: r["verdicts"] for r in mapping if r["outcome"] is None}
     extra = [c for c in dict.fromkeys([*strata_columns, *by]) if c not in SLICE_COLUMNS]
     filters = Filters.from_json(row["filters"])
-    frame = sql.frame_table(
+    frame = recent_frame(
         store, filters, strata_columns, row["max_import_id"],
         extra, judge, outcomes, sample,
     )  # fmt: skip

@@ -61,21 +61,44 @@ def store_status(store: Store) -> dict[str, Any]:
     }
 
 
+# What change_mark reads, by name: every act is in `activity`, every event table has a growing
+# id, and the bulk tables are counted.
+_MARKS = (
+    ("acts", "(SELECT max(id) FROM activity)"),
+    ("labels", "(SELECT max(event_id) FROM label_events)"),
+    ("skips", "(SELECT max(event_id) FROM skip_events)"),
+    ("adjudications", "(SELECT max(event_id) FROM adjudications)"),
+    ("label_map", "(SELECT max(id) FROM judge_label_map)"),
+    ("imports", "(SELECT max(id) FROM imports)"),
+    ("traces", "(SELECT count(*) FROM traces)"),
+    ("claims", "(SELECT count(*) FROM claims)"),
+    ("verdicts", "(SELECT count(*) FROM judge_verdicts)"),
+    ("units", "(SELECT count(*) FROM sample_units)"),
+    ("assignments", "(SELECT count(*) FROM assignments)"),
+    ("users", "(SELECT count(*) FROM users)"),
+    ("settings", "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) "
+     "FROM settings)"),
+    ("rubrics", "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY "
+     "version), '')) FROM rubrics)"),
+)  # fmt: skip
+# A reviewer's verdict, skip or a lead's final label: events that no act records.
+REVIEW_EVENTS = ("labels", "skips", "adjudications")
+
+
 def change_mark(store: Store) -> tuple[Any, ...]:
-    """Changes whenever anything a page's statistics read changes: every act is in `activity`,
-    every event table has a growing id, and the bulk tables are counted. Cheap (metadata-sized
-    work), so a page can key its cached statistics on it."""
-    row = store.fetchone(
-        "SELECT (SELECT max(id) FROM activity), (SELECT max(event_id) FROM label_events), "
-        "(SELECT max(event_id) FROM skip_events), (SELECT max(event_id) FROM adjudications), "
-        "(SELECT max(id) FROM judge_label_map), (SELECT max(id) FROM imports), "
-        "(SELECT count(*) FROM traces), (SELECT count(*) FROM claims), "
-        "(SELECT count(*) FROM judge_verdicts), (SELECT count(*) FROM sample_units), "
-        "(SELECT count(*) FROM assignments), (SELECT count(*) FROM users), "
-        "(SELECT md5(coalesce(string_agg(key || '=' || value, '|' ORDER BY key), '')) FROM settings), "
-        "(SELECT md5(coalesce(string_agg(version || ':' || active, '|' ORDER BY version), '')) "
-        " FROM rubrics)"
-    )
+    """Changes whenever anything a page's statistics read changes. Cheap (metadata-sized work),
+    so a page can key its cached statistics on it."""
+    return _mark(store, ())
+
+
+def frame_mark(store: Store) -> tuple[Any, ...]:
+    """change_mark without the review events: it moves with what a sample's frame reads
+    (traces, claims, verdicts, units, label mappings, settings, any act), not with a verdict."""
+    return _mark(store, REVIEW_EVENTS)
+
+
+def _mark(store: Store, without: tuple[str, ...]) -> tuple[Any, ...]:
+    row = store.fetchone("SELECT " + ", ".join(sql for name, sql in _MARKS if name not in without))
     return tuple(row or ())
 
 
