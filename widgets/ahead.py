@@ -12,9 +12,9 @@ It runs only for a lead's or auditor's visit (a reviewer's never starts it), at 
 change of the store and one at a time, on its own cursor, and stops as soon as the store changes
 under it (its results would be for numbers nobody can see). It runs at the pages' priority: a
 lead who clicks on at once waits for it (a lower one made that wait longer: a thread holding
-Python's lock was scheduled less, and the page waited on it), and it is the same work the
-pages would do on the visits it serves. The defaults live here and the pages read them: a test opens each page
-after the worker and checks it computed none of the statistics again.
+Python's lock was scheduled less, and the page waited on it), and it is the same work the pages
+would do on the visits it serves. The defaults live here and the pages read them: a test opens
+each page after the worker and checks it computed none of the statistics again.
 """
 
 from __future__ import annotations
