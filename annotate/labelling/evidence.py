@@ -4,8 +4,7 @@ and the judge's verdicts with their mapped outcomes. The gold rules are in `anno
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +17,7 @@ from annotate.stats.shared import sharing
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
+from annotate.store.recent import Recent, where
 
 # Inside `shared_evidence()` (a report: calibration, then agreement on the same scope) each
 # store and sample's evidence is read once. Evidence is never changed after it is read.
@@ -49,28 +49,18 @@ def load_evidence(store: Store, sample: str | None) -> Evidence:
 # (0.3 s each for 10,000 labelled claims); any new label, adjudication, rubric or setting moves
 # the mark (annotate.store.status.change_mark), so an entry is never older than the store.
 RECENT_EVIDENCE = 4
-_RECENT: OrderedDict[tuple[str, tuple[Any, ...], str | None], Evidence] = OrderedDict()
-_RECENT_LOCK = threading.Lock()
+_RECENT = Recent(RECENT_EVIDENCE)
 
 
 def _recent_evidence(store: Store, sample: str | None) -> Evidence:
-    """The evidence, read again only when the store moved. Not kept for an in-memory store
-    (two of them share a path) or inside a transaction (its writes are not yet everyone's)."""
-    if store.path in ("", ":memory:") or store.in_transaction:
-        return _read_evidence(store, sample)
+    """The evidence, read again only when the store moved (none kept for an in-memory store
+    or inside a transaction: annotate.store.recent.where)."""
     from annotate.store.status import change_mark
 
-    key = (str(store.path), change_mark(store), sample)
-    with _RECENT_LOCK:
-        if key in _RECENT:
-            _RECENT.move_to_end(key)
-            return _RECENT[key]
-    evidence = _read_evidence(store, sample)
-    with _RECENT_LOCK:
-        _RECENT[key] = evidence
-        while len(_RECENT) > RECENT_EVIDENCE:
-            _RECENT.popitem(last=False)
-    return evidence
+    kept = where(store, change_mark)
+    if kept is None:
+        return _read_evidence(store, sample)
+    return _RECENT.get((*kept, sample), lambda: _read_evidence(store, sample))
 
 
 def _read_evidence(store: Store, sample: str | None) -> Evidence:

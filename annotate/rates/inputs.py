@@ -8,8 +8,6 @@ verdicts whose label has no mapping are counted and left out.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +32,7 @@ from annotate.store import Store
 from annotate.store import rates as sql
 from annotate.store.active import ActiveDesign, active_design
 from annotate.store.frame_verdicts import recorded_signatures
+from annotate.store.recent import Recent, where
 from annotate.store.samples import (
     Filters,
     has_attribute,
@@ -100,40 +99,17 @@ def check_slice_columns(store: Store, by: Sequence[str]) -> None:
 # only when the traces, claims, verdicts, units, mappings, settings or an act changed. Small:
 # a frame has a row per sampled trace and per combination of the others' values.
 RECENT_FRAMES = 2
-_RECENT_FRAMES: OrderedDict[tuple[Any, ...], pd.DataFrame] = OrderedDict()
-_RECENT_FRAMES_LOCK = threading.Lock()
+_RECENT_FRAMES = Recent(RECENT_FRAMES)
 
 
-def recent_frame(
-    store: Store,
-    filters: Filters,
-    by: Sequence[str],
-    max_import_id: int,
-    attributes: Sequence[str],
-    judge: str | None,
-    outcomes: Mapping[str, str],
-    sample: str,
-) -> pd.DataFrame:
-    """store.rates.frame_table, read again only when the frame's inputs moved; a copy (the
-    caller adds columns). Not kept for an in-memory store or inside a transaction."""
-    args = (filters, by, max_import_id, attributes, judge, outcomes, sample)
-    if store.path in ("", ":memory:") or store.in_transaction:
+def recent_frame(store: Store, *args: Any) -> pd.DataFrame:
+    """store.rates.frame_table(store, *args), read again only when the frame's inputs moved
+    (none kept for an in-memory store or inside a transaction); a copy: the caller adds
+    columns."""
+    kept = where(store, frame_mark)
+    if kept is None:
         return sql.frame_table(store, *args)
-    key = (
-        str(store.path), frame_mark(store), repr(filters), tuple(by), max_import_id,
-        tuple(attributes), judge, tuple(sorted(outcomes.items())), sample,
-    )  # fmt: skip
-    with _RECENT_FRAMES_LOCK:
-        found = _RECENT_FRAMES.get(key)
-        if found is not None:
-            _RECENT_FRAMES.move_to_end(key)
-    if found is None:
-        found = sql.frame_table(store, *args)
-        with _RECENT_FRAMES_LOCK:
-            _RECENT_FRAMES[key] = found
-            while len(_RECENT_FRAMES) > RECENT_FRAMES:
-                _RECENT_FRAMES.popitem(last=False)
-    return found.copy()
+    return _RECENT_FRAMES.get((*kept, repr(args)), lambda: sql.frame_table(store, *args)).copy()
 
 
 def load_inputs(
