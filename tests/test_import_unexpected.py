@@ -64,7 +64,7 @@ def test_an_exception_on_the_decoded_path_sends_the_row_to_the_full_checks(
 def test_the_cli_turns_a_bug_into_one_line_exit_4_and_a_log(cli, tmp_path, monkeypatch):
     log = tmp_path / "errors.log"
     monkeypatch.setenv("ANNOTATE_LOG", str(log))
-    monkeypatch.setattr(import_sql, "insert_traces", boom)
+    monkeypatch.setattr(import_sql, "insert_tables", boom)
     result = cli("import", str(write_rows(tmp_path / "t.jsonl", row("a"))))
     assert result.code == EXIT_UNEXPECTED == 4
     assert result.err == (
@@ -78,7 +78,7 @@ def test_the_cli_turns_a_bug_into_one_line_exit_4_and_a_log(cli, tmp_path, monke
 
 def test_the_log_goes_beside_the_store_by_default(cli, tmp_path, monkeypatch, db_path):
     monkeypatch.delenv("ANNOTATE_LOG", raising=False)
-    monkeypatch.setattr(import_sql, "insert_traces", boom)
+    monkeypatch.setattr(import_sql, "insert_tables", boom)
     result = cli("import", str(write_rows(tmp_path / "t.jsonl", row("a"))))
     assert result.code == 4
     assert result.err.rstrip().endswith(f"details are in {db_path.parent / 'annotate-errors.log'}")
@@ -93,7 +93,7 @@ def test_the_import_page_shows_a_bug_as_one_line_and_logs_it(tmp_path, monkeypat
     store.close()
     monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "app.duckdb"))
     app = run_app(User("lena", "lead"), "pages/import_traces.py")
-    monkeypatch.setattr(import_sql, "insert_traces", boom)
+    monkeypatch.setattr(import_sql, "insert_tables", boom)
     app.text_input(key="import_path").input(str(write_rows(tmp_path / "t.jsonl", row("a"))))
     app.button(key="import_run").click().run()
     assert not app.exception

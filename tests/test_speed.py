@@ -193,15 +193,20 @@ def test_an_import_past_the_memory_limit_stores_nothing_and_says_how_to_raise_it
     write_jsonl(source, 20_000)
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "8MB")
     store = open_store(tmp_path / "small.duckdb")
-    with pytest.raises(StoreError) as failed:
-        import_traces(store, source, fmt="jsonl")
-    message = str(failed.value)
-    # the import streams within half the limit: the message names both
-    assert "ran out of its memory limit (4000KB, half of 8MB while an import streams)" in message
-    assert "nothing of this operation was stored" in message
-    assert "ANNOTATE_MEMORY_LIMIT=2GB" in message
-    assert store.scalar("SELECT count(*) FROM traces") == 0
-    assert store.scalar("SELECT count(*) FROM imports") == 0
+    for readers, part in (
+        ("0", "4000KB, half of 8MB while an import streams"),  # the import reads its rows itself
+        ("2", "2000KB of 8MB while an import streams beside its reader processes"),
+    ):
+        monkeypatch.setenv("ANNOTATE_IMPORT_READERS", readers)
+        with pytest.raises(StoreError) as failed:
+            import_traces(store, source, fmt="jsonl")
+        message = str(failed.value)
+        # the import streams within a part of the limit: the message names both
+        assert f"ran out of its memory limit ({part})" in message
+        assert "nothing of this operation was stored" in message
+        assert "ANNOTATE_MEMORY_LIMIT=2GB" in message
+        assert store.scalar("SELECT count(*) FROM traces") == 0
+        assert store.scalar("SELECT count(*) FROM imports") == 0
     store.close()
 
 
@@ -213,13 +218,16 @@ def test_an_import_streams_within_half_the_memory_limit_and_commits_with_all_of_
     import, for the other sessions of the app, whether it commits or fails."""
     from annotate.errors import StoreError
     from annotate.ingest.importer import import_traces
-    from annotate.store import half_size, open_store
+    from annotate.store import open_store, streaming_size
     from tests.bench.synthetic import write_jsonl
 
-    assert half_size("512MB") == "256000KB"
-    assert half_size("2GB") == "1000000KB"
-    assert half_size("1GiB") == "536870KB"
-    assert half_size("800 mb") == "400000KB"
+    assert streaming_size("512MB") == "256000KB"
+    assert streaming_size("2GB") == "1000000KB"
+    assert streaming_size("1GiB") == "536870KB"
+    assert streaming_size("800 mb") == "400000KB"
+    # beside an import's reader processes: the half less theirs, at least a quarter
+    assert streaming_size("2GB", 240_000_000) == "760000KB"
+    assert streaming_size("512MB", 240_000_000) == "128000KB"
     source = tmp_path / "traces.jsonl"
     write_jsonl(source, 50)
     monkeypatch.setenv("ANNOTATE_MEMORY_LIMIT", "1GB")
@@ -252,7 +260,7 @@ def test_an_import_streams_within_half_the_memory_limit_and_commits_with_all_of_
     with store.transaction():  # an ordinary transaction keeps the whole limit
         assert store.scalar(setting) == "953.6 MiB"
     with pytest.raises(StoreError, match="not a size"):
-        half_size("lots")
+        streaming_size("lots")
     store.close()
 
 

@@ -78,9 +78,14 @@ def read_jsonl_traces(fh: IO[bytes]) -> Iterator[Trace | Record | RowError]:
     """read_jsonl, with each line of the usual shape already a checked Trace (decoded in C,
     annotate.traces.decoded); every other line a Record for parse_record, as read_jsonl's."""
     for number, raw in enumerate(fh, start=1):
-        item = plain_trace(raw, number) or _jsonl_item(raw, number)
+        item = jsonl_trace_item(raw, number)
         if item is not None:
             yield item
+
+
+def jsonl_trace_item(raw: bytes, number: int) -> Trace | Record | RowError | None:
+    """One line as read_jsonl_traces reads it; None: a blank line."""
+    return plain_trace(raw, number) or _jsonl_item(raw, number)
 
 
 def _jsonl_item(raw: bytes, number: int) -> Record | RowError | None:

@@ -15,32 +15,23 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, cast
 
 from annotate.accounts.activity import Actor, as_actor, may_act, record_act
 from annotate.errors import InputError, Interrupted, InterruptedAfterCommit, UsageError
-from annotate.ingest import FORMATS, detect_format, input_file, read_records
+from annotate.ingest import FORMATS, detect_format, input_file, read_records, reader_process
 from annotate.ingest.call_context import ALL_CONTEXT
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.evaluations import attach_evaluations
-from annotate.ingest.generic import decode_mapped, read_jsonl_traces
-from annotate.ingest.mapping import (
-    SourcePath,
-    apply_mapping,
-    missing_source,
-    source_paths,
-)
+from annotate.ingest.generic import read_jsonl_traces
+from annotate.ingest.mapping import SourcePath, source_paths
 from annotate.ingest.mapping import parse_mapping as parse_mapping  # the CLI's, the page's
 from annotate.ingest.otlp_ids import resolve_call_ids
+from annotate.ingest.parsed import Check, Item, Parsed, Seen, parse_items
 from annotate.store import RELEASE_AFTER, Store
 from annotate.store import imports as sql
-from annotate.traces import (
-    Record,
-    RowError,
-    Trace,
-    parse_record,
-    unexpected_error,
-)
+from annotate.traces import Record, RowError
 
 BATCH_SIZE = 2000
 KEPT_ERRORS = 1000  # in the report (the store keeps every error); warnings too
@@ -48,8 +39,6 @@ KEPT_ERRORS = 1000  # in the report (the store keeps every error); warnings too
 # lines of a 730 MB file took 0.31-0.42 s to read; through 1 MiB, 0.07 s.
 READ_BUFFER = 1 << 20
 Progress = Callable[[int, float], None]  # (rows read, fraction of the file read)
-Check = Callable[[Trace], list[RowError]]  # a caller's own rule for a valid row (canary ids)
-Item = Trace | Record | RowError  # a row read: checked already (a Trace), or not yet
 
 
 @dataclass
@@ -68,6 +57,7 @@ class ImportReport:
     # imported traces by where their context came from ("retrieval,tools"; "file": given in
     # the row; "none": no context, not judgeable)
     context_from: dict[str, int] = field(default_factory=dict)
+    readers_peak_rss: list[int] = field(default_factory=list)  # reader processes' (bytes)
 
     @property
     def is_clean(self) -> bool:
@@ -115,21 +105,26 @@ def import_traces(
     with file_path.open("rb", buffering=READ_BUFFER) as fh:
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
+        aside = reader_process.wanted(chosen, bool(mapping), check is not None, size)
+        readers = reader_process.readers() if aside else 0
         with (
             _told_if_committed(store, label) as started,
             collector_paused(),
-            store.transaction(bulk=True),
+            store.transaction(bulk=True, beside=readers * reader_process.READER_BYTES),
         ):
             who = as_actor(actor)
             may_act(who, "import")  # before reading a row: `--as` of a reviewer is refused
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             started.append(import_id)
             report = ImportReport(import_id, label, chosen)
-            records = _records(fh, chosen, context, bool(mapping))
+            records = _records(fh, chosen, context, bool(mapping))  # read unless aside
             known = sql.KnownIds(store)
             paths = source_paths(mapping or {})
-            for batch in _batches(records, fh, size, progress):
-                _import_batch(store, report, batch, paths, check, known)
+            if readers:
+                _read_aside(store, report, file_path, readers, known, progress)
+            else:
+                for batch in _batches(records, fh, size, progress):
+                    _import_batch(store, report, batch, paths, check, known)
             known.close()
             _check_not_empty(report, label, chosen if fmt else None)
             sql.finish_import(store, report.import_id, report.counts())
@@ -145,6 +140,31 @@ def _records(fh: IO[bytes], fmt: str, context: frozenset[str], mapped: bool) -> 
     if fmt == "jsonl" and not mapped:
         return read_jsonl_traces(fh)
     return read_records(fh, fmt, context)
+
+
+def _read_aside(
+    store: Store,
+    report: ImportReport,
+    path: Path,
+    readers: int,
+    known: sql.KnownIds,
+    progress: Progress | None,
+) -> None:
+    """Store the file's batches as `readers` reader processes read and check them."""
+    rows = 0
+    size = max(path.stat().st_size, 1)
+    reading = reader_process.Reading(
+        str(path), report.import_id, BATCH_SIZE, READ_BUFFER, readers, reader_process.PIECE
+    )
+    with reader_process.parsed_batches(reading) as batches:
+        for parsed in batches:
+            _store_parsed(store, report, parsed, known, [])
+            rows += len(parsed.seen) + parsed.rejected
+            if progress:
+                progress(rows, min(parsed.position / size, 1.0))
+        report.readers_peak_rss = batches.peaks
+    if progress:
+        progress(rows, 1.0)
 
 
 @contextmanager
@@ -206,49 +226,48 @@ def _import_batch(
     """Parse, check, classify and store one batch; `known` (the import's KnownIds) spares
     reading every stored trace id per batch."""
     errors: list[RowError] = []
-    fresh: dict[str, Trace] = {}
-    parsed: list[Trace] = []
     if report.format == "otlp":  # a call keeps its stored id; two calls never share one
         batch = resolve_call_ids(store, cast(list[Record | RowError], batch))
     notes = [i.data for i in batch if isinstance(i, Record) and i.kind == "note"]
     batch = [i for i in batch if not (isinstance(i, Record) and i.kind == "note")]
     evaluations = [i for i in batch if isinstance(i, Record) and i.kind == "evaluation"]
     _attach(store, report, evaluations, errors)
-    for item in batch:
-        if isinstance(item, Record) and item.kind == "evaluation":
-            continue
-        result = _parse(item, mapping, csv=report.format == "csv")
-        if isinstance(result, Trace) and check is not None:
-            result = check(result) or result
-        if isinstance(result, Trace):
-            parsed.append(result)
-        else:
-            errors.extend(result)
-            report.rejected += 1
-    ids = list({t.trace_id for t in parsed})
+    rows = [i for i in batch if not (isinstance(i, Record) and i.kind == "evaluation")]
+    parsed = parse_items(rows, mapping, csv=report.format == "csv", check=check)
+    _store_parsed(store, report, parsed, known, errors, notes)
+
+
+def _store_parsed(
+    store: Store,
+    report: ImportReport,
+    parsed: Parsed,
+    known: sql.KnownIds | None,
+    errors: list[RowError],
+    notes: Sequence[RowError] = (),
+) -> None:
+    """Classify a parsed batch's traces (fresh, duplicate, conflict) and store the fresh ones,
+    the batch's errors and warnings."""
+    errors.extend(parsed.errors)
+    report.rejected += parsed.rejected
+    ids = list({one.trace_id for one in parsed.seen})
     stored = known.stored_hashes(ids) if known else sql.stored_hashes(store, ids)
-    for trace in parsed:
-        _classify(trace, stored, fresh, report, errors, report.import_id)
-    sql.insert_traces(store, report.import_id, list(fresh.values()))
+    fresh: dict[str, Seen] = {}
+    kept = [
+        position
+        for position, one in enumerate(parsed.seen)
+        if _classify(one, stored, fresh, report, errors, report.import_id)
+    ]
+    if kept:
+        sql.insert_tables(store, parsed.tables_of(report.import_id, kept))
     if known:
         known.add(list(fresh))
     report.imported += len(fresh)
-    for trace in fresh.values():
-        origin = context_origin(trace)
-        report.context_from[origin] = report.context_from.get(origin, 0) + 1
-    warnings = notes + [w for trace in fresh.values() for w in trace.warnings]
+    for one in fresh.values():
+        report.context_from[one.origin] = report.context_from.get(one.origin, 0) + 1
+    warnings = [*notes, *(w for one in fresh.values() for w in one.warnings)]
     report.warned += len(warnings)
     report.warnings.extend(warnings[: max(KEPT_ERRORS - len(report.warnings), 0)])
     add_errors(store, report, errors)
-
-
-def context_origin(trace: Trace) -> str:
-    """Where a trace's context came from: the kinds its reader found ("retrieval,tools"),
-    "file" when the row gave it, "none" when it has none."""
-    if not trace.contexts:
-        return "none"
-    found = trace.attributes.get("context_from")
-    return found if isinstance(found, str) and found else "file"
 
 
 def add_errors(store: Store, report: ImportReport, errors: list[RowError]) -> None:
@@ -274,52 +293,16 @@ def _attach(
     errors.extend(outcome.errors)
 
 
-def _parse(
-    item: Item, mapping: Mapping[str, SourcePath], csv: bool = False
-) -> Trace | list[RowError]:
-    if isinstance(item, Trace):  # read without a mapping and checked already
-        return item
-    if isinstance(item, RowError):
-        return [item]
-    try:
-        data, missing = apply_mapping(item.data, mapping, item.columns)
-        if csv and mapping:  # a CSV cell --map brings to a JSON field is decoded there
-            data = decode_mapped(data, mapping)
-            if isinstance(data, RowError):
-                error = RowError(item.line, data.field, data.message)
-                return [_mention_mapping(error, mapping)]
-        record = Record(item.line, data, item.unit)
-    except Exception as exc:  # a bug must cost one row, never the file
-        return [unexpected_error(item, exc)]
-    result = parse_record(record)
-    if missing:  # the row's other errors too, but not "is required" for a field it lacks
-        found = [e for e in result if e.field not in missing] if isinstance(result, list) else []
-        lacking = [missing_source(item.line, item.unit, f, mapping[f]) for f in missing]
-        return lacking + [_mention_mapping(error, mapping) for error in found]
-    if isinstance(result, list) and mapping:
-        return [_mention_mapping(error, mapping) for error in result]
-    return result
-
-
-def _mention_mapping(error: RowError, mapping: Mapping[str, SourcePath]) -> RowError:
-    if error.field not in mapping:
-        return error
-    source = str(mapping[error.field])
-    if error.message.startswith("is required"):  # the row has the source, with no value
-        hint = f" (mapped from {source!r}, which has no value on this row)"
-    else:  # the row has it, with a value that does not fit
-        hint = f" (mapped from {source!r})"
-    return RowError(error.line, error.field, error.message + hint, error.unit)
-
-
 def _classify(
-    trace: Trace,
+    trace: Seen,
     stored: dict[str, tuple[str, int, int]],
-    fresh: dict[str, Trace],
+    fresh: dict[str, Seen],
     report: ImportReport,
     errors: list[RowError],
     import_id: int,
-) -> None:
+) -> bool:
+    """Whether the trace is fresh (the first of its id); else counted a duplicate or a
+    conflict (with its error)."""
     earlier = fresh.get(trace.trace_id)
     if earlier is not None:
         first = (earlier.content_hash, import_id, earlier.line)
@@ -327,14 +310,16 @@ def _classify(
         first = stored.get(trace.trace_id)  # type: ignore[assignment]
     if first is None:
         fresh[trace.trace_id] = trace
-    elif first[0] == trace.content_hash:
+        return True
+    if first[0] == trace.content_hash:
         report.duplicates += 1
     else:
         report.conflicts += 1
         errors.append(_conflict(trace, first, import_id))
+    return False
 
 
-def _conflict(trace: Trace, first: tuple[str, int, int], import_id: int) -> RowError:
+def _conflict(trace: Seen, first: tuple[str, int, int], import_id: int) -> RowError:
     where = (
         f"earlier in this file (line {first[2]})"
         if first[1] == import_id

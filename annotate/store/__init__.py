@@ -39,8 +39,9 @@ RELEASE_FLOOR = "1MB"
 RELEASE_AFTER = 5_000
 # A memory size: 512MB, 2GB, 1GiB.
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT])(i?)B", re.IGNORECASE)
-# Stores (by path) whose process has an import streaming within half the memory limit.
-_STREAMING: set[str] = set()
+# Stores (by path) whose process has an import streaming: the part of the memory limit it
+# streams within, as an error message says it.
+_STREAMING: dict[str, str] = {}
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -110,7 +111,7 @@ class Store:
             first = text.splitlines()[0] if text else type(exc).__name__
             limit = memory_limit()
             if self.path in _STREAMING:  # any session's import: the limit is the database's
-                limit = f"{half_size(limit)}, half of {limit} while an import streams"
+                limit = _STREAMING[self.path]
             return StoreError(
                 f"{self.path}: the store ran out of its memory limit ({limit}), so "
                 "nothing of this operation was stored; run it again with a larger limit, for "
@@ -190,7 +191,7 @@ class Store:
                 raise self._failed(exc) from exc
 
     @contextmanager
-    def transaction(self, bulk: bool = False) -> Iterator[Store]:
+    def transaction(self, bulk: bool = False, beside: int = 0) -> Iterator[Store]:
         """All or nothing; nested use joins the outer transaction; other threads wait.
 
         `bulk` (a whole file's import): until the commit, DuckDB works within half the
@@ -199,8 +200,10 @@ class Store:
         The process then peaks lower, because the evictable buffers no longer fill the limit
         before the commit needs it: a 1,000,000-trace import at 512MB, 506 MB instead of
         766 MB (with migration 0014's fewer indexes; bench_import_memory). The setting is the database's, so the process's other sessions
-        work within the half too while the import streams. Nested in another transaction,
-        `bulk` changes nothing: the outer one decides."""
+        work within the half too while the import streams. `beside`: the bytes the import's
+        other processes hold meanwhile (its reader processes, annotate.ingest.reader_process),
+        which the half gives up, down to a quarter of the limit. Nested in another
+        transaction, `bulk` changes nothing: the outer one decides."""
         with self._lock:
             if self._in_transaction:
                 yield self
@@ -209,7 +212,7 @@ class Store:
             self._in_transaction = True
             try:
                 if bulk:
-                    self._limit(half_size(memory_limit()), bulk=True)
+                    self._limit(memory_limit(), streaming=beside)
                 yield self
             except BaseException:
                 self._in_transaction = False
@@ -217,7 +220,7 @@ class Store:
                 raise
             finally:  # after a rollback, before a commit: the whole limit again
                 if bulk:
-                    self._limit(memory_limit(), bulk=False)
+                    self._limit(memory_limit())
             self._in_transaction = False
             self.execute("COMMIT")
 
@@ -244,12 +247,19 @@ class Store:
             self.execute(f"SET memory_limit = '{memory_limit()}'")
         _trim_heap()
 
-    def _limit(self, size: str, bulk: bool) -> None:
-        self.execute(f"SET memory_limit = '{size}'")
-        if bulk:
-            _STREAMING.add(self.path)
-        else:
-            _STREAMING.discard(self.path)
+    def _limit(self, limit: str, streaming: int | None = None) -> None:
+        """The whole limit; or, `streaming` given (the bytes beside), an import's part of it."""
+        if streaming is None:
+            self.execute(f"SET memory_limit = '{limit}'")
+            _STREAMING.pop(self.path, None)
+            return
+        part = streaming_size(limit, streaming)
+        self.execute(f"SET memory_limit = '{part}'")
+        _STREAMING[self.path] = (
+            f"{part}, half of {limit} while an import streams"
+            if streaming == 0
+            else f"{part} of {limit} while an import streams beside its reader processes"
+        )
 
     def schema_version(self) -> int:
         return int(self.scalar("SELECT count(*) FROM schema_migrations") or 0)
@@ -280,14 +290,22 @@ def memory_limit() -> str:
 _UNITS = {"K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
-def half_size(size: str) -> str:
-    """Half of a memory size as memory_limit() gives it ('512MB' -> '256000KB')."""
+def streaming_size(size: str, beside: int = 0) -> str:
+    """What an import streams within: half the limit, less `beside` bytes (what its other
+    processes hold), and at least a quarter ('512MB' -> '256000KB'; beside 240 MB,
+    '128000KB')."""
+    whole = size_bytes(size)
+    return f"{int(max(whole / 2 - beside, whole / 4) // 1000)}KB"
+
+
+def size_bytes(size: str) -> float:
+    """A memory size as memory_limit() gives it, in bytes."""
     match = _SIZE.fullmatch(size.strip())
     if match is None:
         raise StoreError(f"{size!r} is not a size; give one like 400MB or 2GB")
     number, unit, binary = match.groups()
     scale = 1024 ** ("KMGT".index(unit.upper()) + 1) if binary else _UNITS[unit.upper()]
-    return f"{int(float(number) * scale / 2 // 1000)}KB"
+    return float(number) * scale
 
 
 def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:

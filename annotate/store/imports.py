@@ -8,29 +8,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from datetime import datetime
-from operator import attrgetter
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from annotate.errors import AnnotateError, UsageError
 from annotate.store import Store, id_batch
 from annotate.traces import JudgeVerdict, RowError, Trace
-
-TRACE_COLUMNS = (
-    "trace_id",
-    "import_id",
-    "source_line",
-    "content_hash",
-    "timestamp",
-    "feature",
-    "risk_category",
-    "model",
-    "request",
-    "response",
-    "judgeable",
-    "attributes",
+from annotate.traces.tables import (
+    CLAIM_COLUMNS,
+    CONTEXT_COLUMNS,
+    TRACE_COLUMNS,
+    VERDICT_COLUMNS,
+    TraceTables,
+    judged_tables,
+    trace_tables,
 )
 
 
@@ -141,78 +133,37 @@ class KnownIds:
 
 
 def insert_traces(store: Store, import_id: int, traces: Sequence[Trace]) -> None:
-    """Insert validated traces and their contexts, claims and judge verdicts in bulk.
+    """Insert validated traces and their contexts, claims and judge verdicts in bulk."""
+    if traces:
+        insert_tables(store, trace_tables(import_id, traces))
 
-    Built column by column (attribute getters over flat lists, ids repeated by Arrow): the
-    Python side of an insert is a few C-level passes per column, not a tuple per row."""
-    if not traces:
+
+def insert_tables(store: Store, tables: TraceTables) -> None:
+    """Insert a batch's tables (trace_tables) in bulk."""
+    if not tables.traces.num_rows:
         return
-    store.insert_arrow("traces", TRACE_COLUMNS, _trace_table(import_id, traces))
-    _add_attribute_names(store, traces)
-    ids = pa.array([t.trace_id for t in traces], pa.string())
-    contexts = [t.contexts for t in traces]
-    items = [c for group in contexts for c in group]
-    if items:
-        store.insert_arrow(
-            "contexts",
-            ("trace_id", "position", "source", "text"),
-            pa.table(
-                {
-                    **_owners(ids, contexts, "position"),
-                    "source": pa.array(list(map(_SOURCE, items)), pa.string()),
-                    "text": pa.array(list(map(_TEXT, items)), pa.string()),
-                }
-            ),
-        )
-    claims = [t.claims for t in traces]
-    flat = [c for group in claims for c in group]
-    if flat:
-        store.insert_arrow(
-            "claims",
-            ("trace_id", "claim_index", "text", "start_offset", "end_offset", "origin"),
-            pa.table(
-                {
-                    **_owners(ids, claims, "claim_index"),
-                    "text": pa.array(list(map(_TEXT, flat)), pa.string()),
-                    "start_offset": pa.array(list(map(_START, flat)), pa.int32()),
-                    "end_offset": pa.array(list(map(_END, flat)), pa.int32()),
-                    "origin": pa.repeat("provided", len(flat)),
-                }
-            ),
-        )
-    judged = [t.judge for t in traces]
-    verdicts = [v for group in judged for v in group]
-    if verdicts:
-        owners = _owners(ids, judged, "position")["trace_id"]
-        _insert_judged(store, import_id, owners, verdicts)
+    store.insert_arrow("traces", TRACE_COLUMNS, tables.traces)
+    _add_attribute_names(store, {name for names in tables.attribute_names for name in names})
+    if tables.contexts is not None and tables.contexts.num_rows:
+        store.insert_arrow("contexts", CONTEXT_COLUMNS, tables.contexts)
+    if tables.claims is not None and tables.claims.num_rows:
+        store.insert_arrow("claims", CLAIM_COLUMNS, tables.claims)
+    _insert_judged(store, tables.verdicts, tables.ratings)
 
 
-def _insert_judged(
-    store: Store, import_id: int, owners: pa.Array, verdicts: Sequence[JudgeVerdict]
-) -> None:
+def _insert_judged(store: Store, verdicts: pa.Table | None, ratings: list[dict[str, Any]]) -> None:
     """Verdicts with a label into judge_verdicts; ratings (a verdict may only rate) into
     judge_ratings."""
-    if any(v.ratings or not v.label for v in verdicts):
+    if ratings:
         from annotate.store.ratings import insert_judge_ratings
 
-        rows = [
-            {"trace_id": owners[i].as_py(), "judge": v.judge, "criterion": name, "score": score,
-             "explanation": v.explanation, "origin": "import", "import_id": import_id}
-            for i, v in enumerate(verdicts)
-            for name, score in v.ratings
-        ]  # fmt: skip
-        insert_judge_ratings(store, rows)
-        kept = [i for i, v in enumerate(verdicts) if v.label]
-        owners, verdicts = owners.take(pa.array(kept, pa.int64())), [verdicts[i] for i in kept]
-    if verdicts:
-        store.insert_arrow(
-            "judge_verdicts", _VERDICT_COLUMNS, _verdict_table(import_id, owners, verdicts)
-        )
+        insert_judge_ratings(store, ratings)
+    if verdicts is not None and verdicts.num_rows:
+        store.insert_arrow("judge_verdicts", VERDICT_COLUMNS, verdicts)
 
 
-def _add_attribute_names(store: Store, traces: Sequence[Trace]) -> None:
+def _add_attribute_names(store: Store, names: set[str]) -> None:
     """Record attribute keys not seen before (the pages list them without scanning traces)."""
-    names = {name for trace in traces for name in trace.attributes}
     if names:
         store.fetch_with_batch(
             "INSERT INTO trace_attribute_names SELECT name FROM _batch "
@@ -227,53 +178,11 @@ def insert_verdicts(
     """Imported judge verdicts, each with the trace it belongs to."""
     if not verdicts:
         return
-    owners = pa.array([trace_id for trace_id, _ in verdicts], pa.string())
-    _insert_judged(store, import_id, owners, [v for _, v in verdicts])
-
-
-_VERDICT_COLUMNS = (
-    "trace_id",
-    "judge",
-    "level",
-    "claim_index",
-    "label",
-    "score",
-    "explanation",
-    "origin",
-    "import_id",
-)
-_TEXT = attrgetter("text")
-_SOURCE = attrgetter("source")
-_START = attrgetter("start")
-_END = attrgetter("end")
-
-
-def _owners(ids: pa.Array, groups: Sequence[Sequence[Any]], position: str) -> dict[str, Any]:
-    """The owning trace_id of every item of `groups` (one group per trace) and its position."""
-    counts = np.fromiter(map(len, groups), np.int64, len(groups))
-    owner = np.repeat(np.arange(len(groups)), counts)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return {
-        "trace_id": ids.take(pa.array(owner)),
-        position: pa.array(np.arange(len(owner)) - starts, pa.int32()),
+    owners = {
+        "trace_id": pa.array([trace_id for trace_id, _ in verdicts], pa.string()),
+        "_trace": pa.array(range(len(verdicts)), pa.int32()),
     }
-
-
-def _verdict_table(import_id: int, owners: pa.Array, verdicts: Sequence[JudgeVerdict]) -> pa.Table:
-    count = len(verdicts)
-    return pa.table(
-        {
-            "trace_id": owners,
-            "judge": pa.array([v.judge for v in verdicts], pa.string()),
-            "level": pa.array([v.level for v in verdicts], pa.string()),
-            "claim_index": pa.array([v.claim for v in verdicts], pa.int32()),
-            "label": pa.array([v.label for v in verdicts], pa.string()),
-            "score": pa.array([v.score for v in verdicts], pa.float64()),
-            "explanation": pa.array([v.explanation for v in verdicts], pa.string()),
-            "origin": pa.repeat("import", count),
-            "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), count),
-        }
-    )
+    _insert_judged(store, *judged_tables(import_id, owners, [v for _, v in verdicts]))
 
 
 def otel_calls(
@@ -319,25 +228,6 @@ def stored_verdict_keys(store: Store, trace_ids: Sequence[str]) -> set[tuple[Any
         id_batch(trace_ids),
     )
     return {tuple(row) for row in rows}
-
-
-def _trace_table(import_id: int, traces: Sequence[Trace]) -> pa.Table:
-    return pa.table(
-        {
-            "trace_id": pa.array([t.trace_id for t in traces], pa.string()),
-            "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), len(traces)),
-            "source_line": pa.array([t.line for t in traces], pa.int32()),
-            "content_hash": pa.array([t.content_hash for t in traces], pa.string()),
-            "timestamp": pa.array([t.timestamp for t in traces], pa.timestamp("us")),
-            "feature": pa.array([t.feature for t in traces], pa.string()),
-            "risk_category": pa.array([t.risk_category for t in traces], pa.string()),
-            "model": pa.array([t.model for t in traces], pa.string()),
-            "request": pa.array([t.request for t in traces], pa.string()),
-            "response": pa.array([t.response for t in traces], pa.string()),
-            "judgeable": pa.array([t.is_judgeable for t in traces], pa.bool_()),
-            "attributes": pa.array([t.attributes_json for t in traces], pa.string()),
-        }
-    )
 
 
 def list_imports(store: Store) -> list[dict[str, Any]]:

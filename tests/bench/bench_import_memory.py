@@ -49,28 +49,52 @@ def progress(rows, fraction):
 
 if mode == "whole":  # as before bulk transactions: the rows stream within the whole limit
     import annotate.store
-    annotate.store.half_size = lambda size: size
+    annotate.store.streaming_size = lambda size, beside=0: size
 started = time.perf_counter()
 store = open_store(db)
-imported = 0
+imported, readers = 0, []
 if mode in ("import", "whole"):
-    imported = import_traces(store, path, fmt="jsonl", progress=progress).imported
+    report = import_traces(store, path, fmt="jsonl", progress=progress)
+    imported, readers = report.imported, report.readers_peak_rss
     seen["end"] = [imported, rss()]
 store.close()
 print(json.dumps({
     "peak": own_peak(),
     "seconds": time.perf_counter() - started,
     "imported": imported,
+    "readers": readers,
     "marks": seen,
 }))
 """
 )
 
 
-def measure(mode: str, path: Path, db: Path, limit: str | None = None) -> dict[str, Any]:
-    """Run the child in `mode` (baseline or import) and return what it printed."""
+def measure(
+    mode: str, path: Path, db: Path, limit: str | None = None, readers: str | None = None
+) -> dict[str, Any]:
+    """Run the child in `mode` (baseline or import) and return what it printed, with `tree`:
+    the peak of its RSS and its reader processes' together. `readers`: how many reader
+    processes the import starts (ANNOTATE_IMPORT_READERS; None: its default)."""
     env = {**os.environ, **({"ANNOTATE_MEMORY_LIMIT": limit} if limit else {})}
-    return child_result(_CHILD, mode, str(path), str(db), json.dumps(MARKS), what=mode, env=env)
+    if readers is not None:
+        env["ANNOTATE_IMPORT_READERS"] = readers
+    tree: list[int] = []
+    found = child_result(
+        _CHILD, mode, str(path), str(db), json.dumps(MARKS), what=mode, env=env, tree=tree
+    )
+    return {**found, "tree": tree[0]}
+
+
+def processes(result: dict[str, Any]) -> str:
+    """The import's peak RSS, with its reader processes' when it had some."""
+    if not result["readers"]:
+        return f"peak RSS {megabytes(result['peak'])} (no reader process)"
+    readers = " + ".join(megabytes(peak) for peak in result["readers"])
+    return (
+        f"peak RSS of the import's processes together {megabytes(result['tree'])} (sampled "
+        f"every 20 ms; the import's own peak {megabytes(result['peak'])}, its "
+        f"{len(result['readers'])} reader processes' {readers})"
+    )
 
 
 def describe_marks(marks: dict[str, list[int]]) -> str:

@@ -172,10 +172,12 @@ def measure_into_large(count: int, large: int) -> None:
 
 
 def cpu_seconds() -> float:
-    """This process's CPU time, every thread's (DuckDB's too): a busy machine disturbs it less
-    than the wall clock, though it still inflates it."""
+    """This process's CPU time, every thread's (DuckDB's too), and its ended children's (an
+    import's reader processes): a busy machine disturbs it less than the wall clock, though it
+    still inflates it."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    readers = resource.getrusage(resource.RUSAGE_CHILDREN)  # an import's reader processes
+    return usage.ru_utime + usage.ru_stime + readers.ru_utime + readers.ru_stime
 
 
 def timed(work: Any, *args: Any) -> tuple[float, float]:
@@ -189,19 +191,30 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+def time_import_itself(path: Path, db: Path) -> float:
+    """time_import with no reader process: the import reads and checks its rows itself."""
+    with patch.dict(os.environ, {"ANNOTATE_IMPORT_READERS": "0"}):
+        return time_import(path, db)
+
+
 def rounds(path: Path, folder: Path, count: int) -> list[tuple[float, float]]:
-    """read_json and our import alternately, ROUNDS times (each into a fresh file); each round's
-    figures printed as it ends. Returns (ours, read_json) wall seconds a round."""
+    """read_json, our import and our import reading its rows itself (no reader process)
+    alternately, ROUNDS times (each into a fresh file); each round's figures printed as it
+    ends. CPU seconds count the reader processes'. Returns (ours, read_json) wall seconds a
+    round."""
     found = []
     for number in range(1, bench_size("ANNOTATE_BENCH_ROUNDS", ROUNDS) + 1):
         bare, bare_cpu = timed(time_read_json, path, folder / f"bare-{number}.duckdb")
         ours, ours_cpu = timed(time_import, path, folder / f"store-{number}.duckdb")
-        for name in (f"bare-{number}.duckdb", f"store-{number}.duckdb"):
-            (folder / name).unlink(missing_ok=True)
+        alone, alone_cpu = timed(time_import_itself, path, folder / f"alone-{number}.duckdb")
+        for name in ("bare", "store", "alone"):
+            (folder / f"{name}-{number}.duckdb").unlink(missing_ok=True)
         show(
             f"  round {number}: ours {ours:.1f} s ({count / ours:,.0f} traces/s; CPU {ours_cpu:.1f} s), "
             f"duckdb read_json {bare:.1f} s (CPU {bare_cpu:.1f} s): ratio {ours / bare:.2f}x "
-            f"wall, {ours_cpu / bare_cpu:.2f}x CPU ({load()})"
+            f"wall, {ours_cpu / bare_cpu:.2f}x CPU; the import reading its rows itself (no "
+            f"reader process) {alone:.1f} s (CPU {alone_cpu:.1f} s), {alone / bare:.2f}x "
+            f"read_json ({load()})"
         )
         found.append((ours, bare))
     return found
@@ -218,9 +231,14 @@ def measure(kind: str, count: int, homogeneous: bool) -> None:
         )
         show(f"import {count:,} {kind} traces against duckdb read_json, alternating:")
         found = rounds(path, Path(tmp), count)
-        with patch.object(generic, "plain_trace", lambda raw, line: None):
+        with (  # the decoded path and the collector's pause, compared in one process
+            patch.dict(os.environ, {"ANNOTATE_IMPORT_READERS": "0"}),
+            patch.object(generic, "plain_trace", lambda raw, line: None),
+        ):
             full = time_import(path, Path(tmp) / "full.duckdb")
-        collecting = time_import(path, Path(tmp) / "collecting.duckdb", pause_collector=False)
+        with patch.dict(os.environ, {"ANNOTATE_IMPORT_READERS": "0"}):
+            alone = time_import(path, Path(tmp) / "alone.duckdb")
+            collecting = time_import(path, Path(tmp) / "collecting.duckdb", pause_collector=False)
         parse = time_parse(path)
         floor = time_schema_floor(path, Path(tmp) / "floor.duckdb") if homogeneous else None
     ours = statistics.median(o for o, _ in found)
@@ -230,12 +248,13 @@ def measure(kind: str, count: int, homogeneous: bool) -> None:
         f"by round (target <= 3x)"
     )
     show(
-        f"  the same import with every row through parse.py's checks, no decoded path (before "
-        f"it): {full:.1f} s; ours / that {ours / full:.2f}x ({load()})"
+        f"  the import reading its rows itself (no reader process) {alone:.1f} s, with every "
+        f"row through parse.py's checks, no decoded path (before it): {full:.1f} s; decoded / "
+        f"full checks {alone / full:.2f}x ({load()})"
     )
     show(
-        f"  the same import with Python's cyclic collector running: "
-        f"{collecting:.1f} s; paused / running {ours / collecting:.2f}x"
+        f"  the import reading its rows itself with Python's cyclic collector running: "
+        f"{collecting:.1f} s; paused / running {alone / collecting:.2f}x"
     )
     if floor is not None:
         bare = statistics.median(b for _, b in found)
@@ -245,7 +264,7 @@ def measure(kind: str, count: int, homogeneous: bool) -> None:
             f"{ours / floor:.1f}x the floor"
         )
     show(
-        f"  of which read + validate without a store: {parse:.1f} s ({parse / ours:.0%}); "
-        f"the rest (store lookups, insert tables, DuckDB's inserts and commit): "
-        f"{ours - parse:.1f} s"
+        f"  read + validate without a store, in one process: {parse:.1f} s ({parse / alone:.0%} "
+        f"of the import reading its rows itself; the rest, store lookups, insert tables, "
+        f"DuckDB's inserts and commit: {alone - parse:.1f} s)"
     )
