@@ -284,3 +284,31 @@ def test_a_prepared_report_goes_when_the_part_scored_changes(rubric_judged):
     app.radio(key="calibration_part").set_value("tuning").run()
     assert not app.exception, app.exception
     assert len([b for b in app.button if b.key.startswith("calibration_download_")]) == 0
+
+
+def test_the_disagreements_show_a_page_at_a_time_and_every_page_opens(store_copy, monkeypatch):
+    """A large table (1,999 rows at 300,000 traces) is drawn a page at a time; each page's
+    claims are the ones the box opens, and the pages together hold every disagreement."""
+    from widgets import calibration as calibration_widgets
+
+    monkeypatch.setattr(calibration_widgets, "PAGE_ROWS", 3)
+    app = run_app(AUDITOR, "pages/calibration.py")
+    heading = next(s.value for s in app.subheader if s.value.startswith("Disagreements with gold"))
+    total = int(re.search(r"\((\d+)\)", heading).group(1))
+    assert total > 6
+    pages = -(-total // 3)
+    seen = []
+    for page in range(1, pages + 1):
+        app.number_input(key="calibration_disagreements_page").set_value(page).run()
+        assert not app.exception, app.exception
+        table = next(t.value for t in app.dataframe if "judge_label" in t.value.columns)
+        assert len(table) == (3 if page < pages else total - 3 * (pages - 1))
+        assert any(f"Rows {3 * page - 2} to {3 * page - 3 + len(table)} of {total}" in c.value
+                   for c in app.caption)  # fmt: skip
+        seen += list(zip(table["trace_id"], table["claim_index"], strict=True))
+        box = [b for b in app.selectbox if b.key.startswith("calibration_open")]
+        claims = table[table["claim_index"].notna()]
+        assert len(box) == (1 if len(claims) else 0)
+        if box:
+            assert len(box[0].options) == len(claims)
+    assert len(seen) == total == len(set(seen))

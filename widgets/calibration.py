@@ -64,13 +64,41 @@ def thresholds_editor(store: Store, saved: dict, user) -> None:
             ui.show_error(exc)
 
 
+# Disagreements shown a page at a time: 1,999 rows (and as many choices in the box below them)
+# took chromium 0.4-0.7 s to draw on every visit of the page; the report holds them all.
+PAGE_ROWS = 200
+
+
 def disagreements(store: Store, found: list[dict]) -> None:
-    """The table of disagreements with gold; a claim-level one opens with its context."""
-    frame = pd.DataFrame(found)[
+    """The table of disagreements with gold, PAGE_ROWS at a time; a claim-level one opens
+    with its context."""
+    shown, page = found, 1
+    if len(found) > PAGE_ROWS:
+        pages = -(-len(found) // PAGE_ROWS)
+        page = int(
+            st.number_input(
+                ui.fmt("Page (of {}, {} rows a page)", pages, PAGE_ROWS),
+                min_value=1,
+                max_value=pages,
+                value=1,
+                key="calibration_disagreements_page",
+            )
+        )
+        first = (page - 1) * PAGE_ROWS
+        shown = found[first : first + PAGE_ROWS]
+        st.caption(
+            ui.fmt(
+                "Rows {} to {} of {}; the report (Prepare the report, below) holds them all.",
+                first + 1,
+                first + len(shown),
+                len(found),
+            )
+        )
+    frame = pd.DataFrame(shown)[
         ["trace_id", "claim_index", "kind", "judge_label", "gold", "claim", "explanation"]
     ]
     st.dataframe(frame, hide_index=True, key="calibration_disagreements")
-    claims = [d for d in found if d["claim_index"] is not None]
+    claims = [d for d in shown if d["claim_index"] is not None]
     if claims:
         pick = st.selectbox(
             "Open a disagreement with its context",
@@ -78,7 +106,7 @@ def disagreements(store: Store, found: list[dict]) -> None:
             format_func=lambda i: (
                 f"{claims[i]['trace_id']} · claim {claims[i]['claim_index'] + 1} · {claims[i]['kind']}"
             ),
-            key="calibration_open",
+            key="calibration_open" if page == 1 else f"calibration_open_{page}",
         )
         chosen = claims[pick]
         ui.show_text("Judge's explanation", chosen["explanation"])

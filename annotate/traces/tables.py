@@ -73,7 +73,9 @@ class TraceTables:
         keep[list(positions)] = True
         return TraceTables(
             self.traces.filter(pa.array(keep)),
-            *(_kept(table, keep) for table in (self.contexts, self.claims, self.verdicts)),
+            _kept(self.contexts, keep),
+            _kept(self.claims, keep),
+            _kept(self.verdicts, keep),
             [row for row in self.ratings if keep[row["_trace"]]],
             [self.attribute_names[i] for i in positions],
         )
@@ -84,10 +86,9 @@ class TraceTables:
         traces of the parts before)."""
         return TraceTables(
             pa.concat_tables([part.traces for part in parts]),
-            *(
-                _concat([getattr(part, name) for part in parts])
-                for name in ("contexts", "claims", "verdicts")
-            ),
+            _concat([part.contexts for part in parts]),
+            _concat([part.claims for part in parts]),
+            _concat([part.verdicts for part in parts]),
             [row for part in parts for row in part.ratings],
             [names for part in parts for names in part.attribute_names],
         )
