@@ -6,6 +6,8 @@ off fails the import whole; an interrupted import leaves no reader running."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from test_import_fast_checks import TABLES, mixed_file
 from annotate.errors import UsageError
 from annotate.ingest import importer, reader_process
 from annotate.store import open_store
+from tests.bench.synthetic import write_jsonl
 
 MORE_TABLES = {
     **TABLES,
@@ -216,3 +219,67 @@ def test_the_readers_memory_comes_out_of_the_imports_part_of_the_limit(
         assert store.scalar(setting) == "953.6 MiB"
     finally:
         store.close()
+
+
+@pytest.fixture
+def batches_read(monkeypatch) -> list[int]:
+    """The number of batches each import that used reader processes read from them."""
+    counted: list[int] = []
+    original = reader_process.parsed_batches
+
+    @contextmanager
+    def counting(reading: reader_process.Reading) -> Iterator[Any]:
+        with original(reading) as batches:
+            counted.append(0)
+            iterator = iter(batches)
+
+            class Counted:
+                peaks = batches.peaks
+
+                def __iter__(self) -> Iterator[Any]:
+                    for batch in iterator:
+                        counted[-1] += 1
+                        yield batch
+
+            yield Counted()
+
+    monkeypatch.setattr(reader_process, "parsed_batches", counting)
+    return counted
+
+
+def large_file(path: Path) -> Path:
+    """A homogeneous export just over PROCESS_BYTES."""
+    count = reader_process.PROCESS_BYTES // 3000 + 200  # about 3.6 KB a row
+    write_jsonl(path, count, homogeneous=True)
+    assert path.stat().st_size >= reader_process.PROCESS_BYTES
+    return path
+
+
+def test_annotate_import_of_a_large_file_reads_it_in_readers(cli, tmp_path, batches_read, db_path):
+    source = large_file(tmp_path / "export.jsonl")
+    rows = sum(1 for _ in source.open("rb"))
+    result = cli("import", str(source))
+    assert result.code == 0, result.err
+    assert f"imported {rows:,}, rejected 0" in result.out
+    assert batches_read == [-(-rows // importer.BATCH_SIZE)]
+    store = open_store(db_path)
+    try:
+        assert store.scalar("SELECT count(*) FROM traces") == rows
+    finally:
+        store.close()
+
+
+def test_the_import_page_reads_a_large_upload_in_readers(tmp_path, monkeypatch, batches_read):
+    from conftest import run_app
+
+    from annotate.accounts.users import User
+
+    monkeypatch.setenv("ANNOTATE_DB", str(tmp_path / "app.duckdb"))
+    source = large_file(tmp_path / "export.jsonl")
+    rows = sum(1 for _ in source.open("rb"))
+    app = run_app(User("lena", "lead"), "pages/import_traces.py")
+    app.file_uploader(key="import_file_0").upload("export.jsonl", source.read_bytes()).run()
+    app.button(key="import_run").click().run()
+    assert not app.exception, app.exception
+    assert f"imported {rows}, rejected 0" in app.success[0].value
+    assert len(batches_read) == 1 and batches_read[0] > 1
