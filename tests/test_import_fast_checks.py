@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -127,17 +128,26 @@ def mixed_file(path: Path) -> Path:
     return path
 
 
-def imported(db: Path, source: Path) -> dict[str, Any]:
+def imported(
+    db: Path,
+    source: Path,
+    tables: dict[str, str] = TABLES,
+    progress: Callable[[int, float], None] | None = None,
+) -> dict[str, Any]:
+    """What an import of `source` into a new store at `db` reports and stores (`tables`)."""
     store = open_store(db)
     try:
-        report = import_traces(store, source, fmt="jsonl")
-        stored = {name: store.fetchall(sql) for name, sql in TABLES.items()}
+        report = import_traces(store, source, fmt="jsonl", progress=progress)
+        stored = {name: store.fetchall(sql) for name, sql in tables.items()}
     finally:
         store.close()
     return {
         "counts": report.counts(),
         "errors": [str(e) for e in report.errors],
         "warnings": [str(w) for w in report.warnings],
+        "warned": report.warned,
+        "context_from": report.context_from,
+        "readers": len(report.readers_peak_rss),
         **stored,
     }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_import_fast_checks import TABLES, mixed_file
+from test_import_fast_checks import TABLES, imported, mixed_file
 
 from annotate.errors import UsageError
 from annotate.ingest import importer, reader_process
@@ -57,23 +57,9 @@ def source_file(path: Path) -> Path:
     return path
 
 
-def imported(db: Path, source: Path, progress: list[float] | None = None) -> dict[str, Any]:
-    store = open_store(db)
-    try:
-        seen = (lambda rows, fraction: progress.append(fraction)) if progress is not None else None
-        report = importer.import_traces(store, source, fmt="jsonl", progress=seen)
-        stored = {name: store.fetchall(sql) for name, sql in MORE_TABLES.items()}
-    finally:
-        store.close()
-    return {
-        "counts": report.counts(),
-        "errors": [str(e) for e in report.errors],
-        "warnings": [str(w) for w in report.warnings],
-        "warned": report.warned,
-        "context_from": report.context_from,
-        "readers": len(report.readers_peak_rss),
-        **stored,
-    }
+def seen(fractions: list[float]) -> Any:
+    """An import's progress callback keeping the fractions it is told."""
+    return lambda rows, fraction: fractions.append(fraction)
 
 
 @pytest.fixture
@@ -89,11 +75,11 @@ def test_readers_store_and_report_exactly_what_the_import_does_itself(
     monkeypatch.setattr(importer, "BATCH_SIZE", batch)
     monkeypatch.setattr(reader_process, "PIECE", piece)
     monkeypatch.setattr(reader_process, "PROCESS_BYTES", 10**15)
-    itself = imported(tmp_path / "itself.duckdb", source)
+    itself = imported(tmp_path / "itself.duckdb", source, MORE_TABLES)
     monkeypatch.setattr(reader_process, "PROCESS_BYTES", 0)
     monkeypatch.setattr(reader_process, "READERS", readers)
     progress: list[float] = []
-    aside = imported(tmp_path / "aside.duckdb", source, progress)
+    aside = imported(tmp_path / "aside.duckdb", source, MORE_TABLES, seen(progress))
     assert itself["readers"] == 0 and aside["readers"] == readers
     counts = aside["counts"]
     assert counts["rejected"] > 40 and counts["duplicates"] >= 21 and counts["conflicts"] >= 2

@@ -1,11 +1,13 @@
-"""Peak memory of importing a large generated JSONL file, in a subprocess of its own.
+"""Peak memory of importing a large generated JSONL file, in a subprocess of its own (with
+its reader processes: the peak of their RSS and its together, sampled every 20 ms).
 
 Sized by ANNOTATE_BENCH_LARGE (default 1,000,000 traces). The baseline is a process
 that imports the same libraries and opens a fresh store but imports no traces. The same
 import runs three times: as `annotate import` does (the store's memory limit,
 ANNOTATE_MEMORY_LIMIT, default 512MB, of which the rows stream within half until the
 commit); streaming within the whole limit, as before bulk transactions; and under DuckDB's
-own default (80% of the machine's memory), as before the limit existed.
+own default (80% of the machine's memory), as before the limit existed; and, as the
+baseline of the reader processes, the import reading its rows itself.
 """
 
 from __future__ import annotations
@@ -113,28 +115,33 @@ def run() -> None:
         baseline = measure("baseline", path, Path(tmp) / "empty.duckdb")
         result = measure("import", path, Path(tmp) / "store.duckdb")
         store_size = (Path(tmp) / "store.duckdb").stat().st_size
+        alone = measure("import", path, Path(tmp) / "alone.duckdb", readers="0")
         whole = measure("whole", path, Path(tmp) / "whole.duckdb")
         unlimited = measure("import", path, Path(tmp) / "unlimited.duckdb", duckdb_default())
     if result["imported"] != count:
         raise RuntimeError(f"imported {result['imported']:,} of {count:,} generated traces")
     show(
-        f"import {count:,} traces: peak RSS {megabytes(result['peak'])} "
-        f"(baseline process {megabytes(baseline['peak'])}), file {file_size(size)}, "
-        f"{result['seconds']:.0f} s ({count / result['seconds']:,.0f} traces/s)"
+        f"import {count:,} traces: {processes(result)} (baseline process "
+        f"{megabytes(baseline['peak'])}), file {file_size(size)}, {result['seconds']:.0f} s "
+        f"({count / result['seconds']:,.0f} traces/s)"
+    )
+    show(
+        f"same import reading its rows itself (ANNOTATE_IMPORT_READERS=0): {processes(alone)}, "
+        f"{alone['seconds']:.0f} s"
     )
     show(f"  RSS during the import: {describe_marks(result['marks'])}")
     show(f"  store file after the import: {file_size(store_size)}")
     show(
         f"same import streaming within the whole limit, not half of it until the commit (as "
-        f"before bulk transactions): peak RSS {megabytes(whole['peak'])}, "
-        f"{whole['seconds']:.0f} s; the bulk transaction's peak is "
-        f"{result['peak'] / whole['peak']:.2f}x that, its time {result['seconds'] / whole['seconds']:.2f}x"
+        f"before bulk transactions): {processes(whole)}, {whole['seconds']:.0f} s; the bulk "
+        f"transaction's peak is {result['tree'] / whole['tree']:.2f}x that, its time "
+        f"{result['seconds'] / whole['seconds']:.2f}x"
     )
     show(f"  RSS during that import: {describe_marks(whole['marks'])}")
     show(
-        f"same import with DuckDB's default memory limit ({duckdb_default()}): peak RSS "
-        f"{megabytes(unlimited['peak'])}, {unlimited['seconds']:.0f} s; with the store's limit "
-        f"the peak is {result['peak'] / unlimited['peak']:.2f}x that"
+        f"same import with DuckDB's default memory limit ({duckdb_default()}): "
+        f"{processes(unlimited)}, {unlimited['seconds']:.0f} s; with the store's limit the "
+        f"peak is {result['tree'] / unlimited['tree']:.2f}x that"
     )
     show(f"  RSS during that import: {describe_marks(unlimited['marks'])}")
 
