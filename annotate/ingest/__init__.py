@@ -3,7 +3,9 @@
 One module per format; each exposes `read_records(fh) -> Iterator[Record | RowError]`
 yielding plain dicts in the generic trace shape (see annotate.traces), so validation
 and storage are the same for every format. The readers never touch the store; importer.py,
-labels.py and inbox.py write through store/. May import accounts/, store/, traces/, errors.
+labels.py and inbox.py write through store/. A large JSON Lines import reads and checks its
+rows in reader processes (reader_process.py, parsed.py: no store there either). May import
+accounts/, store/, traces/, errors.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """traces: the Trace row every input format becomes (rows.py), its validation (parse.py, with
 plain.py taking the usual shapes at once and keys.py warning of nested keys it ignores), and
 the limits the store can hold (limits.py, offsets.py); its untrusted text written into
-Markdown (markdown.py, the one escape) and fenced for an LLM prompt (fences.py).
+Markdown (markdown.py, the one escape) and fenced for an LLM prompt (fences.py); a batch of
+traces as the Arrow tables the store's insert takes (tables.py).
 
 The bottom of the library, below store/: imports no other annotate package.
 """
