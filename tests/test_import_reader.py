@@ -179,6 +179,17 @@ def test_the_number_of_readers_is_the_users_to_set(monkeypatch):
         reader_process.readers()
 
 
+def test_a_readers_setting_that_is_not_valid_is_a_usage_error_for_any_file(
+    cli, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ANNOTATE_IMPORT_READERS", "two")
+    small = tmp_path / "t.jsonl"
+    small.write_text('{"trace_id": "a", "response": "r", "context": ["c"]}\n')
+    result = cli("import", str(small))
+    assert result.code == 2
+    assert "ANNOTATE_IMPORT_READERS='two' is not a number of reader processes" in result.err
+
+
 def test_the_readers_memory_comes_out_of_the_imports_part_of_the_limit(
     tmp_path, monkeypatch, source
 ):

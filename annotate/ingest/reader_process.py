@@ -62,10 +62,10 @@ class Ended:
 
 
 def wanted(fmt: str, mapped: bool, checked: bool, size: int) -> bool:
-    """Whether an import of this file reads its rows in reader processes."""
-    if fmt != "jsonl" or mapped or checked or size < PROCESS_BYTES:
-        return False
-    return readers() > 0
+    """Whether an import of this file reads its rows in reader processes (a setting that is
+    not valid is refused whatever the file)."""
+    count = readers()
+    return fmt == "jsonl" and not mapped and not checked and size >= PROCESS_BYTES and count > 0
 
 
 def readers() -> int:
