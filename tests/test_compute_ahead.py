@@ -143,56 +143,6 @@ def test_the_worker_stops_when_the_store_changes_under_it(lead_store, monkeypatc
     assert not ui.RESULTS.computed
 
 
-def test_the_worker_waits_while_a_page_runs_and_only_between_computations(lead_store):
-    """Pages first: while a page's script runs (here a thread under Streamlit's name for one),
-    the worker starts no computation; it goes on when the page ends. A page waiting for the
-    computation the worker is on is not held: the worker waits only before starting one."""
-    page_ends, inside, let_go = threading.Event(), threading.Event(), threading.Event()
-    seen: list[str] = []
-
-    def page() -> None:
-        page_ends.wait(60)
-
-    def slow(cursor) -> int:
-        seen.append("first")
-        inside.set()  # the worker is inside a computation: a page starting now runs beside it
-        let_go.wait(60)
-        return 1
-
-    def quick(cursor) -> int:
-        seen.append("second")
-        return 2
-
-    def first(ask, store):
-        ask(slow)
-
-    def second(ask, store):
-        ask(quick)
-
-    store = open_store(lead_store)
-    ahead_pages = {"first": first, "second": second}
-    try:
-        original = ahead.PAGES
-        ahead.PAGES = ahead_pages
-        worker = threading.Thread(target=ahead.compute_ahead, args=(store,))
-        worker.start()
-        assert inside.wait(60)
-        running = threading.Thread(target=page, name=ahead.PAGE_THREAD)
-        running.start()
-        let_go.set()  # the first computation ends while the page runs
-        worker.join(0.5)
-        assert seen == ["first"] and worker.is_alive()  # waiting for the page, not computing
-        page_ends.set()
-        running.join(60)
-        worker.join(60)
-        assert seen == ["first", "second"] and not worker.is_alive()
-    finally:
-        ahead.PAGES = original
-        page_ends.set()
-        let_go.set()
-        store.close()
-
-
 def test_a_second_asker_waits_for_the_first_computation_and_gets_its_own_copy():
     results = ui.Results(entries=2)
     key = results.key("db", (1,), sorted, ([3, 1, 2],), {})

@@ -10,12 +10,10 @@ that one computation rather than starting a second.
 
 It runs only for a lead's or auditor's visit (a reviewer's never starts it), at most once per
 change of the store and one at a time, on its own cursor, and stops as soon as the store changes
-under it (its results would be for numbers nobody can see). It runs at the pages' priority (a
-lower one made a lead who clicks on at once wait longer: a thread holding Python's lock was
-scheduled less, and the page waited on it), but pages first: before each computation it waits
-while any page's script runs (`pages_first`), so a lead who clicks through, or a reviewer's key
-press, does not share Python's lock with it. It is the same work the pages would do on the
-visits it serves. The defaults live here and the pages read them: a test opens
+under it (its results would be for numbers nobody can see). It runs at the pages' priority: a
+lead who clicks on at once waits for it (a lower one made that wait longer: a thread holding
+Python's lock was scheduled less, and the page waited on it), and it is the same work the pages
+would do on the visits it serves. The defaults live here and the pages read them: a test opens
 each page after the worker and checks it computed none of the statistics again.
 """
 
@@ -24,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +36,6 @@ SCALES = ["binary", "full"]
 SLICES = ["feature"]  # Calibration's and Rates' "Slice by" default
 WINDOWS = ["week", "day", "month"]  # Rates' trend window
 BUDGET_WIDTH = 0.10  # Rates' target interval width for the label budget
-
-# Streamlit's thread of one script run (streamlit.runtime.scriptrunner.script_runner).
-PAGE_THREAD = "ScriptRunner.scriptThread"
-PAGE_WAIT = 10.0  # seconds the worker waits for pages before its next computation, at most
 
 log = logging.getLogger(__name__)
 _GUARD = threading.Lock()
@@ -120,18 +113,6 @@ def _rates(ask: Callable[..., Any], store: Store) -> None:
 PAGES = {"agreement": _agreement, "calibration": _calibration, "rates": _rates}
 
 
-def pages_first(limit: float = PAGE_WAIT) -> None:
-    """Wait while a page's script runs in the app (any session's: a lead's click, a reviewer's
-    key press), for at most `limit` seconds: the worker's next computation would share Python's
-    lock with it, and the page is what someone waits for. The worker waits only between two
-    computations, so a page waiting for the one the worker is on is never held."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and any(
-        thread.name == PAGE_THREAD and thread.is_alive() for thread in threading.enumerate()
-    ):
-        time.sleep(0.02)
-
-
 class _Moved(Exception):
     """The store changed under the worker: what is left would be for an old change mark."""
 
@@ -145,7 +126,6 @@ def compute_ahead(process_store: Store, skip: str | None = None) -> list[str]:
     done = []
 
     def ask(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        pages_first()
         if change_mark(cursor) != mark:
             raise _Moved
         key = ui.RESULTS.key(str(cursor.path), mark, function, args, kwargs)
