@@ -106,7 +106,7 @@ def import_traces(
         chosen = fmt or detect_format(fh, label)
         size = max(os.fstat(fh.fileno()).st_size, 1)
         aside = reader_process.wanted(chosen, bool(mapping), check is not None, size)
-        readers = reader_process.readers() if aside else 0
+        readers = reader_process.readers() if aside else 0  # 0: the import reads its rows
         with (
             _told_if_committed(store, label) as started,
             collector_paused(),
@@ -117,12 +117,12 @@ def import_traces(
             import_id = sql.start_import(store, "traces", label, chosen, who.name)
             started.append(import_id)
             report = ImportReport(import_id, label, chosen)
-            records = _records(fh, chosen, context, bool(mapping))  # read unless aside
             known = sql.KnownIds(store)
-            paths = source_paths(mapping or {})
             if readers:
-                _read_aside(store, report, file_path, readers, known, progress)
+                _read_aside(store, report, file_path, size, readers, known, progress)
             else:
+                records = _records(fh, chosen, context, bool(mapping))
+                paths = source_paths(mapping or {})
                 for batch in _batches(records, fh, size, progress):
                     _import_batch(store, report, batch, paths, check, known)
             known.close()
@@ -146,13 +146,14 @@ def _read_aside(
     store: Store,
     report: ImportReport,
     path: Path,
+    size: int,
     readers: int,
     known: sql.KnownIds,
     progress: Progress | None,
 ) -> None:
-    """Store the file's batches as `readers` reader processes read and check them."""
+    """Store the file's batches (`size` bytes) as `readers` reader processes read and check
+    them."""
     rows = 0
-    size = max(path.stat().st_size, 1)
     reading = reader_process.Reading(
         str(path), report.import_id, BATCH_SIZE, READ_BUFFER, readers, reader_process.PIECE
     )
