@@ -6,7 +6,7 @@ import argparse
 import json
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotate.accounts.activity import may_act
 from annotate.cli.connectors import add_server_options, run_sample_from
@@ -14,8 +14,6 @@ from annotate.cli.console import SEED
 from annotate.errors import counted
 from annotate.ingest import input_file
 from annotate.ingest.importer import parse_mapping
-from annotate.rates.active import draw_active_sample, is_active, top_up_active
-from annotate.sampling.active import ACTIVE, ACTIVE_HASH_RULE, ActiveDraw
 from annotate.sampling.allocation import (
     ALLOCATIONS,
     DEFAULT_BY,
@@ -26,6 +24,7 @@ from annotate.sampling.allocation import (
     parse_where,
 )
 from annotate.sampling.drawn import Plan
+from annotate.sampling.offered import ACTIVE, DIALECTS
 from annotate.sampling.results import draw_from_results
 from annotate.sampling.samples import draw_sample, list_samples, plan_sample, top_up
 from annotate.sampling.sources import (
@@ -34,8 +33,9 @@ from annotate.sampling.sources import (
     make_source,
     matched_files,
 )
-from annotate.sampling.warehouse import DIALECTS
-from annotate.sampling.warehouse import emit as emit_queries
+
+if TYPE_CHECKING:
+    from annotate.sampling.active import ActiveDraw
 
 
 def add_sample_commands(commands: Any, common: Any, writer: Any, emit: Any, say: Any) -> None:
@@ -188,6 +188,8 @@ def run_sample(args: argparse.Namespace, writer: Any, emit: Any, say: Any) -> in
         with writer(args) as store:
             if not args.plan_only:
                 may_act(args.actor, "top_up")  # an auditor's --as: refused before any work
+            from annotate.rates.active import is_active, top_up_active  # pandas: when used
+
             if is_active(store, args.name):
                 return _said(args, emit, say, top_up_active(
                     store, args.name, args.top_up, args.actor, args.plan_only))  # fmt: skip
@@ -251,6 +253,8 @@ def _draw_active(args: argparse.Namespace, writer: Any) -> ActiveDraw:
     args.n = args.budget if args.budget is not None else args.n
     spec = spec_from_args(args)
     judges = [j.strip() for j in args.judge.split(",") if j.strip()]
+    from annotate.rates.active import draw_active_sample  # pandas: only an active draw's
+
     with writer(args) as store:
         if not args.plan_only:
             may_act(args.actor, "sample")
@@ -265,6 +269,8 @@ def _said(args: argparse.Namespace, emit: Any, say: Any, drawn: ActiveDraw) -> i
 
 
 def describe_active(drawn: ActiveDraw, stored: bool) -> str:
+    from annotate.sampling.active import ACTIVE_HASH_RULE
+
     pi = drawn.probabilities["pi"]
     return "\n".join([
         describe_plan(drawn.plan, stored),
@@ -321,6 +327,8 @@ def run_emit_sql(args: argparse.Namespace, emit: Any) -> int:
         raise SampleError("--emit-sql needs --table NAME: the table or view holding the traces")
     args.name = args.name or "warehouse"
     spec = spec_from_args(args)
+    from annotate.sampling.warehouse import emit as emit_queries  # sqlglot: only here
+
     counts, rows = emit_queries(spec, args.table, args.emit_sql, args.judge_label)
     if args.json:
         emit({"dialect": args.emit_sql, "seed": spec.seed, "counts": counts, "rows": rows})

@@ -18,7 +18,6 @@ write (the pipe is broken). A child that fails sends its traceback, which the im
 
 from __future__ import annotations
 
-import importlib.abc
 import itertools
 import json
 import os
@@ -40,6 +39,7 @@ from annotate.errors import UsageError
 from annotate.ingest.collector import collector_paused
 from annotate.ingest.generic import jsonl_trace_item
 from annotate.ingest.parsed import Item, Parsed, parse_items
+from annotate.traces import pandas_probe
 
 PROCESS_BYTES = 16 << 20  # a smaller file is read in the import's own process
 READERS = 2
@@ -251,19 +251,11 @@ class _Run:
         return parsed
 
 
-class _NoPandas(importlib.abc.MetaPathFinder):
-    """pandas, not found. pyarrow imports pandas on the first array it builds from a list,
-    only to ask whether the list is a pandas object (0.35 s and 40 MB a reader); told there
-    is none, it asks no more."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"no {name} in an import's reader process", name=name)
-
-
 def main(argv: list[str]) -> int:
     fd, reading, index = int(argv[0]), Reading(**json.loads(argv[1])), int(argv[2])
-    sys.meta_path.insert(0, _NoPandas())
+    # pyarrow imports pandas on the first array it builds from a list, only to ask whether the
+    # list is a pandas object (0.35 s and 40 MB a reader); a reader never needs it
+    sys.meta_path.insert(0, pandas_probe.Refused())
     # the system's allocator: mimalloc, pyarrow's default, kept 30 MB more a reader
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())
     out = os.fdopen(fd, "wb")

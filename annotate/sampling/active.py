@@ -21,13 +21,13 @@ import pandas as pd
 from annotate.accounts.activity import Actor, as_actor, record_act
 from annotate.sampling.allocation import SampleError, SampleSpec, StratumPlan
 from annotate.sampling.drawn import Plan, _sample_record, check_name_free, judge_outcomes
+from annotate.sampling.offered import ACTIVE
 from annotate.sampling.samples import frame_strata
 from annotate.stats.active import design_shares, inclusion_probabilities
 from annotate.store import Store
 from annotate.store import active as sql
 from annotate.store import samples as sample_sql
 
-ACTIVE = "active"
 HASH_DIGITS = 15  # of sha256's hex: a uniform on a grid of 16^15, finer than any probability
 ACTIVE_HASH_RULE = (
     "u = int(first 15 hex digits of sha256(seed || ':' || draw || ':' || trace_id)) / 16^15; "

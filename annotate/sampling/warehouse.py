@@ -26,8 +26,8 @@ from sqlglot import exp
 
 from annotate.sampling.allocation import SampleError, SampleSpec
 from annotate.sampling.drawn import most_per_stratum
+from annotate.sampling.offered import DIALECTS
 
-DIALECTS = ("duckdb", "spark", "bigquery", "snowflake", "trino", "postgres")
 # The lowercase hex SHA-256 of the UTF-8 text X, per dialect (read in that dialect).
 HEX_SHA256 = {
     "duckdb": "SHA256(X)",

@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from pyarrow._compute import call_function
 
+from annotate.traces import pandas_probe
 from annotate.traces.rows import JudgeVerdict, Trace
 
 TRACE_COLUMNS = (
@@ -108,7 +110,9 @@ def _kept(table: pa.Table | None, keep: np.ndarray) -> pa.Table | None:
 def trace_tables(import_id: int, traces: Sequence[Trace], first: int = 0) -> TraceTables:
     """The insert's tables of validated traces, built column by column (attribute getters
     over flat lists, ids repeated by Arrow): a few C-level passes per column, not a tuple per
-    row. `first`: the batch position of the first of them (`_trace`). Pure: no store."""
+    row. `first`: the batch position of the first of them (`_trace`). Pure: no store
+    (pyarrow's pandas question settled first: annotate.traces.pandas_probe)."""
+    pandas_probe.settle()
     ids = pa.array([t.trace_id for t in traces], pa.string())
     contexts = [t.contexts for t in traces]
     items = [c for group in contexts for c in group]
@@ -165,7 +169,7 @@ def judged_tables(
             for name, score in v.ratings
         ]  # fmt: skip
         kept = pa.array([i for i, v in enumerate(verdicts) if v.label], pa.int64())
-        ids, positions = ids.take(kept), positions.take(kept)
+        ids, positions = _take(ids, kept), _take(positions, kept)
         verdicts = [verdicts[i] for i in kept.to_pylist()]
     if not verdicts:
         return None, ratings
@@ -182,10 +186,17 @@ def _owners(
     owner = np.repeat(np.arange(len(groups), dtype=np.int32), counts)
     starts = np.repeat(np.cumsum(counts) - counts, counts)
     return {
-        "trace_id": ids.take(pa.array(owner)),
+        "trace_id": _take(ids, pa.array(owner)),
         position: pa.array(np.arange(len(owner)) - starts, pa.int32()),
         "_trace": pa.array(owner + first if first else owner),
     }
+
+
+def _take(values: pa.Array, indices: pa.Array) -> pa.Array:
+    """values.take(indices) by pyarrow's kernel itself: `Array.take` imports pyarrow.compute
+    first, the Python wrappers of every kernel (65-115 ms, once a process; a sample drawn
+    in place imports only its 400 traces)."""
+    return call_function("take", [values, indices])
 
 
 def _verdict_table(import_id: int, owners: pa.Array, verdicts: Sequence[JudgeVerdict]) -> pa.Table:
