@@ -18,8 +18,10 @@ from annotate.stats.gold import (
     EXCLUDED,
     SUPPORTED,
     UNSUPPORTED,
+    ClaimGold,
     Evidence,
     claim_gold,
+    gold_without_each,
     response_gold,
     response_labels,
     response_outcome,
@@ -714,3 +716,73 @@ def test_ratios_of_fractional_weights_a_point_undefined_and_an_empty_wilson_rate
     assert (point.value, point.units, point.reason) == (None, 3, "undefined on these ratings")
     empty = wilson_rate(0, 0, "claims")
     assert (empty.rate, empty.n, empty.method, empty.reason) == (None, 0, "claims", "no units")
+
+
+def _gold_less(evidence: Evidence, reviewer: str) -> dict:
+    """The rule as written: the claims' gold from the evidence without that reviewer's votes."""
+    rest = [v for v in evidence.votes if v["reviewer"] != reviewer]
+    return claim_gold(Evidence(evidence.sample, evidence.binary, rest, evidence.adjudications))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_reviewers_gold_is_the_others_votes_gold(seed: int) -> None:
+    """Catches a reviewer scored against gold that holds their own vote, an adjudication
+    read for only some reviewers, a repeated vote (the latest counts) or an error type lost:
+    gold_without_each, on every claim the reviewer labelled, equals claim_gold of the
+    evidence less that reviewer's votes."""
+    rng = np.random.default_rng(seed)
+    labels = [*BINARY, "contradicted"]
+    votes, adjudications = [], {}
+    for trace in range(40):
+        for index in range(int(rng.integers(1, 4))):
+            for reviewer in rng.choice(["ana", "ben", "cy", "dee"], int(rng.integers(1, 5)), False):
+                for _ in range(int(rng.integers(1, 3))):  # sometimes relabelled
+                    given = vote(str(reviewer), f"t{trace}", index, str(rng.choice(labels)))
+                    given["error_type"] = rng.choice([None, "", "fabricated", "misread"])
+                    votes.append(given)
+            if rng.random() < 0.15:
+                adjudications[(f"t{trace}", index)] = {
+                    "label": str(rng.choice(labels)), "error_type": rng.choice([None, "misread"])
+                }  # fmt: skip
+    evidence = Evidence("s", {**BINARY, "contradicted": UNSUPPORTED}, votes, adjudications)
+    each = gold_without_each(evidence)
+    assert set(each) <= {"ana", "ben", "cy", "dee"}
+    checked = 0
+    for reviewer in ("ana", "ben", "cy", "dee"):
+        own = {(v["trace_id"], v["claim_index"]) for v in votes if v["reviewer"] == reviewer}
+        expected = {k: g for k, g in _gold_less(evidence, reviewer).items() if k in own}
+        assert each.get(reviewer, {}) == expected
+        checked += len(expected)
+    assert checked > 100
+    assert claim_gold(evidence) == _written_out(evidence)
+
+
+def _written_out(evidence: Evidence) -> dict:
+    """README "Gold", claim by claim: adjudicated; else every reviewer's latest label the
+    same (unanimous); else one binary outcome (same outcome); else unresolved. The error
+    type only on unsupported gold: the reviewers' one error type, or "mixed"."""
+    latest: dict = {}
+    for v in evidence.votes:
+        latest.setdefault((v["trace_id"], v["claim_index"]), {})[v["reviewer"]] = v
+    found = {}
+    for key, by in latest.items():
+        if key in evidence.adjudications:
+            d = evidence.adjudications[key]
+            found[key] = ClaimGold(
+                d["label"], evidence.binary.get(d["label"]), d["error_type"], "adjudicated"
+            )
+            continue
+        labels = sorted({v["label"] for v in by.values()})
+        outcomes = sorted({evidence.binary.get(label) for label in labels}, key=str)
+        errors = sorted({v["error_type"] for v in by.values() if v["error_type"]})
+        full = labels[0] if len(labels) == 1 else None
+        binary = outcomes[0] if len(outcomes) == 1 else None
+        error = (errors[0] if len(errors) == 1 else "mixed") if errors else None
+        source = "unanimous" if full else "same outcome" if binary else "unresolved"
+        found[key] = ClaimGold(full, binary, error if binary == UNSUPPORTED else None, source)
+    for key, d in evidence.adjudications.items():
+        found.setdefault(
+            key,
+            ClaimGold(d["label"], evidence.binary.get(d["label"]), d["error_type"], "adjudicated"),
+        )
+    return found

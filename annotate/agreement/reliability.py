@@ -24,7 +24,7 @@ from annotate.labelling.evidence import load_evidence
 from annotate.stats import coefficients as stats
 from annotate.stats.gold import (
     Evidence,
-    claim_gold,
+    gold_without_each,
     response_gold,
     reviewer_labels,
 )
@@ -174,7 +174,7 @@ def agreement_document(
         "min_shared_units": min_shared,
     }
     document["prevalence"] = prevalence(labels, document)
-    gold = {r: _gold_on_scale(without(evidence, r), level, scale) for r in reviewers}
+    gold = _gold_without_each(evidence, reviewers, level, scale)
     document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
     document["over_time"] = over_time(
         evidence, labels, level, min(repetitions, 400), seed, ranks(units)
@@ -219,13 +219,20 @@ def without(evidence: Evidence, reviewer: str) -> Evidence:
     return replace(evidence, votes=[v for v in evidence.votes if v["reviewer"] != reviewer])
 
 
-def _gold_on_scale(evidence: Evidence, level: str, scale: str) -> dict[Any, Any]:
+def _gold_without_each(
+    evidence: Evidence, reviewers: Sequence[str], level: str, scale: str
+) -> dict[str, dict[Any, Any]]:
+    """reviewer -> the gold they are scored against (from the others' votes), on the scale."""
     if level == "response":
-        return response_gold(evidence)
-    gold = claim_gold(evidence)
-    if scale == "full":
-        return {k: g.full for k, g in gold.items() if g.full is not None}
-    return {k: g.binary for k, g in gold.items() if g.binary is not None}
+        return {r: response_gold(without(evidence, r)) for r in reviewers}
+    each = gold_without_each(evidence)
+    field = "full" if scale == "full" else "binary"
+    return {
+        r: {
+            k: value for k, g in each.get(r, {}).items() if (value := getattr(g, field)) is not None
+        }
+        for r in reviewers
+    }
 
 
 def _agreement_with_others(labels: Labels, reviewer: str) -> tuple[stats.Measure, list[str]]:

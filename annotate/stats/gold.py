@@ -50,23 +50,66 @@ def _agreed(values: Iterable[str | None]) -> str | None:
 
 def claim_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
     """Every labelled claim's gold: adjudicated; else unanimous; else the shared binary outcome."""
-    gold = {
+    gold = _adjudicated_gold(evidence)
+    voted = _VotedGold(evidence.binary)
+    for key, votes in votes_by_claim(evidence).items():
+        if key not in gold:
+            gold[key] = voted(tuple((v["label"], v["error_type"]) for v in votes.values()))
+    return gold
+
+
+def gold_without_each(evidence: Evidence) -> dict[str, dict[Key, ClaimGold]]:
+    """reviewer -> the gold of each claim they labelled, without their own vote: what a
+    reviewer is scored against. Equal, on those claims, to `claim_gold` of the evidence less
+    that reviewer's votes, in one pass over the votes, not one per reviewer."""
+    adjudicated = _adjudicated_gold(evidence)
+    voted = _VotedGold(evidence.binary)
+    found: dict[str, dict[Key, ClaimGold]] = defaultdict(dict)
+    for key, votes in votes_by_claim(evidence).items():
+        settled = adjudicated.get(key)
+        if settled is not None:
+            for reviewer in votes:
+                found[reviewer][key] = settled
+            continue
+        given = [(r, (v["label"], v["error_type"])) for r, v in votes.items()]
+        for reviewer, _ in given:
+            others = tuple(vote for r, vote in given if r != reviewer)
+            if others:
+                found[reviewer][key] = voted(others)
+    return found
+
+
+def _adjudicated_gold(evidence: Evidence) -> dict[Key, ClaimGold]:
+    return {
         key: ClaimGold(d["label"], evidence.binary.get(d["label"]), d["error_type"], "adjudicated")
         for key, d in evidence.adjudications.items()
     }
-    outcome = evidence.binary.get
-    for key, votes in votes_by_claim(evidence).items():
-        if key in gold:
-            continue
-        labels = {v["label"] for v in votes.values()}
-        outcomes = set(map(outcome, labels))
-        errors = {v["error_type"] for v in votes.values() if v["error_type"]}
-        full = next(iter(labels)) if len(labels) == 1 else None  # as _agreed, inlined: hot
-        binary = next(iter(outcomes)) if len(outcomes) == 1 else None
+
+
+class _VotedGold:
+    """A claim's gold from its reviewers' (label, error type) votes, no adjudication:
+    unanimous, else the shared binary outcome, else unresolved. Kept per distinct votes:
+    a sample's claims repeat a handful of patterns (the rule runs once for each)."""
+
+    def __init__(self, binary: Mapping[str, str]) -> None:
+        self._outcome = binary.get
+        self._seen: dict[tuple[tuple[str, str | None], ...], ClaimGold] = {}
+
+    def __call__(self, votes: tuple[tuple[str, str | None], ...]) -> ClaimGold:
+        found = self._seen.get(votes)
+        if found is None:
+            found = self._seen[votes] = self._rule(votes)
+        return found
+
+    def _rule(self, votes: tuple[tuple[str, str | None], ...]) -> ClaimGold:
+        labels = {label for label, _ in votes}
+        outcomes = set(map(self._outcome, labels))
+        errors = {error for _, error in votes if error}
+        full = _agreed(labels)
+        binary = _agreed(outcomes)
         error_type = _agreed(errors) or ("mixed" if errors else None)
         source = "unanimous" if full else "same outcome" if binary else "unresolved"
-        gold[key] = ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)
-    return gold
+        return ClaimGold(full, binary, error_type if binary == UNSUPPORTED else None, source)
 
 
 def unresolved(gold: Mapping[Key, ClaimGold], scale: str = "binary") -> list[Key]:
