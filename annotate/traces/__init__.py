@@ -2,7 +2,8 @@
 plain.py taking the usual shapes at once and keys.py warning of nested keys it ignores), and
 the limits the store can hold (limits.py, offsets.py); its untrusted text written into
 Markdown (markdown.py, the one escape) and fenced for an LLM prompt (fences.py); a batch of
-traces as the Arrow tables the store's insert takes (tables.py).
+traces as the Arrow tables the store's insert takes (tables.py), built without importing
+pandas (pandas_probe.py: pyarrow's question whether a list is a pandas object, answered).
 
 The bottom of the library, below store/: imports no other annotate package.
 """
