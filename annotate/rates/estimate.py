@@ -41,7 +41,8 @@ def slice_keys(frame: pd.DataFrame, by: Sequence[str]) -> list[dict[str, Any]]:
     """The overall slice, then every combination of the `by` values present in the frame."""
     found: list[dict[str, Any]] = [{}]
     if by:
-        combos = frame[list(by)].astype(object).where(frame[list(by)].notna(), None)
+        distinct = frame[list(by)].drop_duplicates()  # before the per-row Python work
+        combos = distinct.astype(object).where(distinct.notna(), None)
         unique = {tuple(r) for r in combos.itertuples(index=False)}
         ordered = sorted(unique, key=lambda r: tuple((v is None, str(v)) for v in r))
         found += [dict(zip(by, combo, strict=True)) for combo in ordered]
