@@ -10,6 +10,8 @@ converts pandas objects as it always does (without it, `pa.array(Series([1.0, No
 would read the NaN as a number, not a null).
 
 A process that has imported pandas already (the app: Streamlit imports it) is left alone.
+For the probe's one array, pandas is refused to every thread: a command calls `settle()`
+before its threads import anything of their own.
 The import's reader processes (annotate.ingest.reader_process) refuse pandas for their
 whole life with `Refused`.
 """
