@@ -124,6 +124,14 @@ def error_type_becomes(page: Any, wanted: str, exact: bool = True) -> str:
     return shown
 
 
+def claim_text(claim: Any) -> str:
+    """The claim on screen. A rerun (a closed dialog, a press) may leave the claim drawn
+    before it beside the one drawn again until the run ends, when Streamlit clears the stale
+    element: wait for one."""
+    expect(claim).to_have_count(1, timeout=10_000)
+    return str(claim.inner_text())
+
+
 def blur(page: Any) -> None:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.wait_for_timeout(600)  # the claim has been read (the minimum dwell)
@@ -210,9 +218,8 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         page.get_by_role("dialog").get_by_text("Ctrl+Enter").wait_for()
         page.get_by_role("dialog").get_by_role("button", name="Close").click()
         page.get_by_role("dialog").wait_for(state="detached")
-
         # Keys typed in the note only type: nothing is submitted, skipped or gone back.
-        first = claim.inner_text()
+        first = claim_text(claim)
         empty = error_type_shown(page)
         assert empty.endswith("| none"), empty
         note = page.get_by_role("textbox", name="Note (optional)")
@@ -222,7 +229,7 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
             page.keyboard.press(key)
         page.wait_for_timeout(1500)
         assert note.input_value() == "looks fine3sb\n"
-        assert claim.inner_text() == first and page.get_by_text("0 / 36 claims done").is_visible()
+        assert claim_text(claim) == first and page.get_by_text("0 / 36 claims done").is_visible()
         page.keyboard.press("Backspace")
         page.keyboard.press("Control+Enter")  # keeps the note, returns to the verdict keys
         page.wait_for_function("document.activeElement.tagName !== 'TEXTAREA'")
@@ -236,7 +243,7 @@ def test_the_reviewer_labels_by_keys_with_the_buttons_rubric_and_context_in_view
         expect(note).to_have_value("", timeout=10_000)
 
         # An error type, then the next claim shows the same empty control as the first did.
-        second = claim.inner_text()
+        second = claim_text(claim)
         page.get_by_label("Error type (unsupported labels)").click()
         page.get_by_role("option", name="number").click()
         blur(page)
