@@ -55,6 +55,36 @@ print(json.dumps({"before": before, "built": built, "series": series, "frame": f
     assert found["back"] == [1, 2]
 
 
+def test_another_thread_importing_pandas_during_the_probe_gets_it_and_pyarrow_knows():
+    """The app's sessions run in threads: one page's probe must not refuse pandas to a page
+    importing it at that moment, nor leave pyarrow believing there is none."""
+    found = fresh(
+        """
+import json, sys, threading
+import pyarrow
+from annotate.traces import pandas_probe
+real, seen = pyarrow.array, {}
+def during_the_probe(values, *args, **kwargs):
+    def other():
+        try:
+            import pandas
+            seen["other"] = "imported"
+        except ImportError as exc:
+            seen["other"] = repr(exc)
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    return real(values, *args, **kwargs)
+pyarrow.array = during_the_probe
+pandas_probe.settle()
+pyarrow.array = real
+import pandas as pd
+print(json.dumps({"other": seen["other"], "series": pyarrow.array(pd.Series([1.0, None])).null_count}))
+"""
+    )
+    assert found == {"other": "imported", "series": 1}
+
+
 def test_without_the_probe_pyarrow_imports_pandas_for_a_list():
     """The cost the probe saves is real in this pyarrow: its first array imports pandas."""
     found = fresh(

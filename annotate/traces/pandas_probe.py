@@ -10,8 +10,8 @@ converts pandas objects as it always does (without it, `pa.array(Series([1.0, No
 would read the NaN as a number, not a null).
 
 A process that has imported pandas already (the app: Streamlit imports it) is left alone.
-For the probe's one array, pandas is refused to every thread: a command calls `settle()`
-before its threads import anything of their own.
+Only the probing thread is refused, and the watcher is in place before the probe: another
+thread of the app importing pandas meanwhile gets pandas, and pyarrow is told.
 The import's reader processes (annotate.ingest.reader_process) refuse pandas for their
 whole life with `Refused`.
 """
@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.util
 import sys
 import threading
+from contextlib import suppress
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
@@ -33,9 +34,14 @@ _SETTLED = False
 
 
 class Refused(importlib.abc.MetaPathFinder):
-    """pandas, not found."""
+    """pandas, not found: to one thread (`thread`, its ident), or to every one (None)."""
+
+    def __init__(self, thread: int | None = None) -> None:
+        self.thread = thread
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if self.thread is not None and threading.get_ident() != self.thread:
+            return
         if name == "pandas" or name.startswith("pandas."):
             raise ModuleNotFoundError(f"{name} is not imported here", name=name)
 
@@ -49,13 +55,13 @@ def settle() -> None:
     with _LOCK:
         if _SETTLED or "pandas" in sys.modules:
             return
-        refused = Refused()
+        sys.meta_path.insert(0, _Watch())  # first: a thread importing pandas meanwhile tells too
+        refused = Refused(threading.get_ident())
         sys.meta_path.insert(0, refused)
         try:
             pyarrow.array([None])  # pyarrow's one try at importing pandas: refused
         finally:
             sys.meta_path.remove(refused)
-        sys.meta_path.insert(0, _Watch())
         _SETTLED = True
 
 
@@ -65,7 +71,8 @@ class _Watch(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
         if name != "pandas":
             return None
-        sys.meta_path.remove(self)
+        with suppress(ValueError):  # gone already
+            sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
             spec.loader = _TellPyarrow(spec.loader)  # type: ignore[assignment]
