@@ -9,9 +9,10 @@ pandas itself (a report, a page): pandas' loader then tells pyarrow, which from 
 converts pandas objects as it always does (without it, `pa.array(Series([1.0, None]))`
 would read the NaN as a number, not a null).
 
-A process that has imported pandas already (the app: Streamlit imports it) is left alone.
-Only the probing thread is refused, and the watcher is in place before the probe: another
-thread of the app importing pandas meanwhile gets pandas, and pyarrow is told.
+A process that has imported pandas already is left alone. The app has not, before its first
+page that needs it (Streamlit does not import it at start), and runs its sessions in threads:
+only the probing thread is refused, and the watcher is in place before the probe, so a page
+importing pandas meanwhile gets it, and pyarrow is told.
 The import's reader processes (annotate.ingest.reader_process) refuse pandas for their
 whole life with `Refused`.
 """
