@@ -24,6 +24,7 @@ import numpy as np
 
 from annotate.errors import Interrupted, StoreError, StoreLockedError, UsageError
 from annotate.store.schema import MIGRATIONS
+from annotate.traces import pandas_probe
 
 DEFAULT_DB = Path("data") / "annotate.duckdb"
 # DuckDB's own default is 80% of the machine's memory: a big import or query would take it.
@@ -331,6 +332,7 @@ def open_store(path: str | os.PathLike[str] | None = None, read_only: bool = Fal
             "bring the data in with `annotate import`"
         )
     store = Store(conn, target)
+    pandas_probe.settle()  # a command that makes no DataFrame never imports pandas
     if not read_only:
         migrate(store)
         from annotate.store.judge_runs import interrupt_dead_runs

@@ -15,7 +15,6 @@ from typing import Any
 import pyarrow as pa
 
 from annotate.store import Store, id_batch
-from annotate.traces import pandas_probe
 
 CLAIM_SCHEMA = pa.schema(
     [
@@ -27,11 +26,6 @@ CLAIM_SCHEMA = pa.schema(
         ("origin", pa.string()),
     ]
 )
-
-
-def _claim_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
-    pandas_probe.settle()
-    return pa.Table.from_pylist(list(rows), schema=CLAIM_SCHEMA)
 
 
 def claim_counts(store: Store, trace_ids: Sequence[str]) -> dict[str, int]:
@@ -58,7 +52,7 @@ def insert_claims(store: Store, rows: Sequence[dict[str, Any]]) -> int:
     result = store.fetch_with_batch(
         "INSERT INTO claims SELECT * FROM _batch b "
         "WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.trace_id = b.trace_id)",
-        _claim_table(rows),
+        pa.Table.from_pylist(list(rows), schema=CLAIM_SCHEMA),
     )
     return int(result[0][0]) if result else 0
 
@@ -187,7 +181,7 @@ def add_claim_rows(store: Store, rows: Sequence[dict[str, Any]]) -> None:
     """Insert new versions of a trace's claims (the trace already has claims)."""
     store.fetch_with_batch(
         "INSERT INTO claims SELECT * FROM _batch",
-        _claim_table(rows),
+        pa.Table.from_pylist(list(rows), schema=CLAIM_SCHEMA),
     )
 
 

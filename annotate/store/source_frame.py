@@ -28,7 +28,6 @@ from annotate.store.sources import (
     struct_list_fields,
     struct_list_text_fields,
 )
-from annotate.traces import pandas_probe
 
 # The draw's hash "<seed>:<trace_id>" (store.samples.frame_cte), its first 16 hex digits
 _HASH_PREFIX = "CAST('0x' || left(sha256(CAST(? AS VARCHAR) || ':' || trace_id), 16) AS UBIGINT)"
@@ -192,7 +191,6 @@ def candidates_cte(table: str, width: int, deepest: int, seed: int) -> tuple[str
 def outcome_table(outcomes: Sequence[tuple[str, str, str]]) -> pa.Table:
     """The judges' (judge, label, outcome) mapping as the `_batch` table the counts join."""
     names = ("judge", "label", "outcome")
-    pandas_probe.settle()
     return pa.table(
         {name: [o[i] for o in outcomes] for i, name in enumerate(names)},
         schema=pa.schema([(n, pa.string()) for n in names]),

@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 from pyarrow._compute import call_function
 
-from annotate.traces import pandas_probe
 from annotate.traces.rows import JudgeVerdict, Trace
 
 TRACE_COLUMNS = (
@@ -110,9 +109,7 @@ def _kept(table: pa.Table | None, keep: np.ndarray) -> pa.Table | None:
 def trace_tables(import_id: int, traces: Sequence[Trace], first: int = 0) -> TraceTables:
     """The insert's tables of validated traces, built column by column (attribute getters
     over flat lists, ids repeated by Arrow): a few C-level passes per column, not a tuple per
-    row. `first`: the batch position of the first of them (`_trace`). Pure: no store
-    (pyarrow's pandas question settled first: annotate.traces.pandas_probe)."""
-    pandas_probe.settle()
+    row. `first`: the batch position of the first of them (`_trace`). Pure: no store."""
     ids = pa.array([t.trace_id for t in traces], pa.string())
     contexts = [t.contexts for t in traces]
     items = [c for group in contexts for c in group]
