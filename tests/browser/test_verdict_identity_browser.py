@@ -68,8 +68,20 @@ def stored_events(db: Path) -> list[dict[str, Any]]:
         store.close()
 
 
-def settle(page: Any) -> None:
-    """Wait until the app has drawn the result of the last input."""
+def shown_claim(page: Any) -> str:
+    return str(page.locator(".annotate-claim").first.get_attribute("data-claim"))
+
+
+def settle(page: Any, before: str) -> None:
+    """Wait until the app has drawn the result of the last input: the claim `before` (its
+    data-claim) has moved on, its verdict stored, however loaded the machine; then leave a
+    second press of the pair its time to land (1.5 s) before the window closes."""
+    page.wait_for_function(
+        "b => { const c = document.querySelector('.annotate-claim');"
+        " return (c && c.dataset.claim !== b)"
+        " || document.body.innerText.includes('queue for this sample is empty'); }",
+        arg=before,
+    )
     page.wait_for_timeout(1500)
     page.locator(".annotate-claim").or_(
         page.get_by_text("queue for this sample is empty")
@@ -87,20 +99,22 @@ def test_double_key_presses_and_a_double_click_label_only_claims_on_screen(
         for key, then, gap in pairs:
             page.evaluate("document.activeElement && document.activeElement.blur()")
             page.wait_for_timeout(600)  # read the claim
+            before = shown_claim(page)
             start = page.evaluate("Date.now()")
             page.keyboard.press(key)
             page.wait_for_timeout(gap)
             page.keyboard.press(then)  # "1" then "2": a quick second thought, or a slip
-            settle(page)
+            settle(page, before)
             windows.append((start, page.evaluate("Date.now()")))
             # never a question about the claim before, no longer on screen (browser QA): a slip
             # on it is told in a notice (issue 36: no silent press), never the stale-tab question
             assert page.get_by_text("from another tab").count() == 0, (key, then, gap)
         for _ in range(2):
             page.wait_for_timeout(600)
+            before = shown_claim(page)
             start = page.evaluate("Date.now()")
             page.get_by_role("button", name="1 · supported").dblclick()
-            settle(page)
+            settle(page, before)
             windows.append((start, page.evaluate("Date.now()")))
         inputs = page.evaluate("window.__inputs")
         skipped = page.locator(".annotate-claim").inner_text()
