@@ -20,8 +20,6 @@ from widgets import label_panels as panels
 from widgets.label import HIDE_SHOWN, Desk
 from widgets.ratings import rating_step
 
-CONTEXT_HEIGHT = 640  # px: with the header, the page fits a 1000 px high window
-
 user = ui.require_role("reviewer", "lead")
 st.set_page_config(layout="wide")  # the claim column and the context side by side
 store = ui.store()
@@ -126,7 +124,7 @@ def claim_area() -> None:
         panels.revisit(store, desk)
         panels.my_questions_list(mine)
     with right:  # one element that scrolls on its own: a container would be one more block
-        claim_display.show_context(view, details, height=CONTEXT_HEIGHT)
+        claim_display.show_context(view, details, height=claim_display.LABEL_CONTEXT_HEIGHT)
     held.prepare(store, view)  # the traces ahead, read while the reviewer reads this claim
 
 

@@ -35,6 +35,7 @@ _CAPTION = "font-size: 0.875rem; opacity: 0.6; margin-bottom: 0.25rem;"
 _PANE = "overflow-y: auto; padding: 0 1rem 1rem 1rem; border: 1px solid rgba(128,128,128,0.2); border-radius: 0.5rem;"
 _PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,120,255,0.5);"
 _MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
+LABEL_CONTEXT_HEIGHT = 640  # px: the Label page's context pane; with the header it fits 1000 px
 _FOUND = "{} ({}) in the context"
 _MISSING = ":red-background[**{} ({}) not in the context**]"
 _KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
@@ -53,24 +54,35 @@ def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
     """The claim under its trace line, and a line of its numbers, dates, amounts and names
     saying whether the context has each: one it lacks stands out. Returns the details (for
     the context). The trace line and the claim are one element: a claim drawn is one delta."""
+    details = view.details()
+    st.html(claim_box_html(view, details))
+    if details:
+        st.markdown(details_line(details))
+    return details
+
+
+def details_line(details: list) -> str:
+    """The claim's numbers, dates, amounts and names, each said found or not in the context
+    (Markdown: the template is ours, one piece per detail; every value is escaped)."""
+    template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
+    return fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])])
+
+
+def claim_box_html(view, details: list) -> str:
+    """The trace line and the claim, its details missing from the context marked."""
     trace, claim = view.trace, view.claim
     heading = (
         f"Trace {trace['trace_id']} · {trace.get('feature') or ''} · claim {view.claim_index + 1}"
     )
-    details = view.details()
     marks = [(d.start, d.end) for d in details if not d.in_context]
     # which claim this is, for a page that must tell two claims of the same text apart
     claim_key = f"{trace['trace_id']}#{view.claim_index}"
-    st.html(
+    return (
         f'<div class="annotate-claim-head" style="{_CAPTION}">{html.escape(heading)}</div>'
         f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
         f'style="{_BOX} background: rgba(255,220,0,0.15)">'
         f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
     )
-    if details:  # the template is ours (one piece per detail); every value is escaped
-        template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
-        st.markdown(fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])]))
-    return details
 
 
 def show_context(view, details: list | None = None, height: int | None = None) -> None:
@@ -78,10 +90,16 @@ def show_context(view, details: list | None = None, height: int | None = None) -
     details marked and the passages sharing most with the claim tinted, as one element (the
     browser draws one piece, not one per item), scrolling on its own within `height` px if
     given. All text is HTML-escaped: it shows literally, nothing runs."""
-    body = context_html(view, view.details() if details is None else details)
-    if height is not None:
-        body = f'<div class="annotate-context-pane" style="{_PANE} height: {int(height)}px;">{body}</div>'
-    st.html(body)
+    st.html(context_pane_html(view, view.details() if details is None else details, height))
+
+
+def context_pane_html(view, details: list, height: int | None = None) -> str:
+    body = context_html(view, details)
+    if height is None:
+        return body
+    return (
+        f'<div class="annotate-context-pane" style="{_PANE} height: {int(height)}px;">{body}</div>'
+    )
 
 
 def context_html(view, details: list) -> str:

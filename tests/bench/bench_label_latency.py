@@ -12,7 +12,11 @@ new number on screen. Both are polled at every animation frame.
 1. CPU per press: the app's process CPU time over N presses of one reviewer, against the bare
    app's over N presses, the two pressed in turn, press by press (the machine is shared).
 2. Key -> next claim drawn in chromium, one reviewer pressing as soon as the claim is drawn,
-   against the bare app in chromium: the same presses as 1.
+   against the bare app in chromium: the same presses as 1. A second baseline in the same
+   turns: the bare app drawing what the claim area must show (tests/bench/label_pages.py
+   CONTENT_APP: the same claims' boxes and context panes, as the Label page's HTML, in the
+   same layout, with none of its controls), key -> the next claim drawn; what it adds to the
+   bare counter is the content's own cost, what the Label page adds to it is the page's.
 3. Five reviewers at once, each pressing as soon as their claim is drawn, against five bare
    sessions doing the same: in chromium (two rounds of each, interleaved), and with the wire client (tests/bench/label_wire.py:
    Streamlit's websocket protocol without a browser; answered = run finished and the next
@@ -35,6 +39,7 @@ ANNOTATE_BENCH_LEVELS (default "1,5,10,20") and ANNOTATE_BENCH_PACE (seconds, de
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import statistics
@@ -47,8 +52,10 @@ from tests.bench.figures import bench_size, megabytes, show
 from tests.bench.label_pages import (
     BARE_APP,
     CHROMIUM_ARGS,
+    CONTENT_APP,
     DRAWN,
     ROOT,
+    content_pages,
     cpu_seconds,
     fill_store,
     open_label,
@@ -95,6 +102,34 @@ async def bare_press(page) -> float:
     return time.perf_counter() - started
 
 
+# The content app's next claim: another claim box with its context pane, nothing stale.
+CONTENT_DRAWN = """before => {
+    const claim = document.querySelector('.annotate-claim');
+    if (!claim || claim.dataset.claim === before) return false;
+    if (document.querySelector('[data-stale="true"]')) return false;
+    return document.querySelectorAll('.annotate-context').length > 0;
+}"""
+
+
+async def content_page(browser, url: str, hook=None):
+    page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
+    page.set_default_timeout(60_000)
+    if hook is not None:
+        hook(page)
+    await page.goto(url)
+    await page.locator(".annotate-claim").wait_for()
+    return page
+
+
+async def content_press(page) -> float:
+    before = await page.locator(".annotate-claim").get_attribute("data-claim")
+    await page.evaluate("document.activeElement && document.activeElement.blur()")
+    started = time.perf_counter()
+    await page.keyboard.press("1")
+    await page.wait_for_function(CONTENT_DRAWN, arg=before, polling="raf")
+    return time.perf_counter() - started
+
+
 async def label_press(page) -> float:
     before = await page.locator(".annotate-claim").get_attribute("data-claim")
     await page.evaluate("document.activeElement && document.activeElement.blur()")
@@ -121,18 +156,24 @@ async def together(press, pages, count: int, pace=None) -> list[float]:
     return [t for run in runs for t in run]
 
 
-async def alternating(app, bare, pids, count: int) -> dict[str, list[Any]]:
-    """`count` presses on each page, bare and Label page in turn, press by press (the load of
-    the shared machine swings within seconds: blocks of presses met different loads), and each
-    server's CPU seconds over the whole sequence (a server is idle while the other works, and
-    the Label page's reading ahead after a press still counts as its own)."""
-    times: dict[str, list[float]] = {"app": [], "bare": []}
+async def alternating(app, bare, content, pids, count: int) -> dict[str, list[Any]]:
+    """`count` presses on each page, the bare app, the content app and the Label page in turn,
+    press by press (the load of the shared machine swings within seconds: blocks of presses
+    met different loads), and each server's CPU seconds over the whole sequence (a server is
+    idle while the others work, and the Label page's reading ahead after a press still counts
+    as its own)."""
+    times: dict[str, list[float]] = {"app": [], "bare": [], "content": []}
     before = [cpu_seconds(pid) for pid in pids]
     for _ in range(count):
         times["bare"].append(await bare_press(bare))
+        times["content"].append(await content_press(content))
         times["app"].append(await label_press(app))
     spent = [cpu_seconds(pid) - start for pid, start in zip(pids, before, strict=True)]
-    return {"app": [times["app"], spent[0]], "bare": [times["bare"], spent[1]]}
+    return {
+        "app": [times["app"], spent[0]],
+        "bare": [times["bare"], spent[1]],
+        "content": [times["content"], spent[2]],
+    }
 
 
 class Sessions:
@@ -163,15 +204,17 @@ async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any
         browser = await playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
         )
-        sessions = Sessions(browser, *urls, reviewers)
-        frames = {"app": Frames(), "bare": Frames()}
+        sessions = Sessions(browser, urls[0], urls[1], reviewers)
+        frames = {"app": Frames(), "bare": Frames(), "content": Frames()}
         app = await open_label(browser, urls[0], reviewers[0], hook=frames["app"].hook)
         bare = await bare_page(browser, urls[1], hook=frames["bare"].hook)
+        content = await content_page(browser, urls[2], hook=frames["content"].hook)
         sessions.app, sessions.bare = [app], [bare]
-        got["cpu"] = await alternating(app, bare, pids, back_to_back)
+        got["cpu"] = await alternating(app, bare, content, pids, back_to_back)
         got["rss_one"] = rss(pids[0])
         got["traced"] = {  # the same presses again, under chromium's performance trace
             "bare": await traced(browser, bare, bare_press, frames["bare"], TRACED),
+            "content": await traced(browser, content, content_press, frames["content"], TRACED),
             "app": await traced(browser, app, label_press, frames["app"], TRACED),
         }
         got["bare_at_once"], got["app_at_once"] = [], []
@@ -246,6 +289,7 @@ def ratio(times: list[float], base: list[float]) -> str:
 
 def report(got: dict[str, Any], wire: dict[str, Any], count: int, pace) -> None:
     (app_times, app_cpu), (bare_times, bare_cpu) = got["cpu"]["app"], got["cpu"]["bare"]
+    content_times, content_cpu = got["cpu"]["content"]
     n = len(app_times)
     show(
         f"app CPU per verdict key press: {app_cpu / n * 1000:.1f} ms; baseline, bare Streamlit "
@@ -257,11 +301,22 @@ def report(got: dict[str, Any], wire: dict[str, Any], count: int, pace) -> None:
         f"baseline, bare key -> count: {ms(bare_times)}; {ratio(app_times, bare_times)} "
         "(target <= 1.2x)"
     )
+    show(
+        f"  the bare app drawing the same claims and contexts (no controls), key -> next claim "
+        f"drawn, the same turns: {ms(content_times)}, {ratio(content_times, bare_times)} the bare "
+        f"counter; the Label page {ratio(app_times, content_times)} of it; server CPU per press "
+        f"{content_cpu / n * 1000:.1f} ms"
+    )
     traced_app, traced_bare = got["traced"]["app"], got["traced"]["bare"]
     show(
         f"chromium per press, {TRACED} presses traced: Label page {describe(traced_app)}; "
         f"bare app {describe(traced_bare)}; key -> drawn under the trace "
         f"{ms(traced_app['times'])} against {ms(traced_bare['times'])}"
+    )
+    traced_content = got["traced"]["content"]
+    show(
+        f"  the bare app drawing the same claims and contexts: {describe(traced_content)}; "
+        f"key -> drawn under the trace {ms(traced_content['times'])}"
     )
     for client, figures in (("chromium", got), ("wire client", wire)):
         show(
@@ -299,15 +354,23 @@ def run() -> None:
         show(f"store of {count:,} imported traces built in {time.perf_counter() - started:.0f} s")
         bare_script = Path(tmp) / "bare.py"
         bare_script.write_text(BARE_APP)
+        content_script = Path(tmp) / "content.py"
+        content_script.write_text(CONTENT_APP)
+        claims = Path(tmp) / "content.json"  # r1's first claims, drawn as the Label page does
+        claims.write_text(json.dumps(content_pages(db, reviewers[0], "bench", most + 10)))
         app, app_url = start_streamlit(ROOT / "app.py", db)
         bare, bare_url = start_streamlit(bare_script, None)
+        content, content_url = start_streamlit(
+            content_script, None, env={"ANNOTATE_BENCH_CONTENT": str(claims)}
+        )
         try:
-            urls, pids = (app_url, bare_url), (app.pid, bare.pid)
+            urls, pids = (app_url, bare_url, content_url), (app.pid, bare.pid, content.pid)
             got = asyncio.run(in_chromium(urls, pids, reviewers, back_to_back))
             sizes = (back_to_back, paced, levels, pace)
-            wire = asyncio.run(with_wire(urls, [cookies[r] for r in reviewers], sizes))
+            wire = asyncio.run(with_wire(urls[:2], [cookies[r] for r in reviewers], sizes))
             got["rss_end"] = rss(app.pid)
         finally:
             stop(app)
             stop(bare)
+            stop(content)
     report(got, wire, count, pace)

@@ -44,6 +44,67 @@ if st.button("Next", shortcut="1"):
 st.markdown(f"<div class='bare-count'>count {st.session_state.n}</div>", unsafe_allow_html=True)
 """
 
+# The bare app drawing what a claim's area must show (issue 38's one-reviewer figure): the same
+# claims' boxes, details lines and context panes as the Label page draws them (HTML made by
+# widgets.claim_display from the store, in ANNOTATE_BENCH_CONTENT), in the same two columns of
+# a wide page, in a fragment, a button with shortcut "1" moving to the next claim; none of the
+# page's controls, checks or store. What a press costs beyond the bare counter here is the
+# content's own cost; what the Label page costs beyond this is its controls and checks.
+CONTENT_APP = """
+import json, os
+import streamlit as st
+st.set_page_config(layout="wide")
+claims = json.loads(open(os.environ["ANNOTATE_BENCH_CONTENT"], encoding="utf-8").read())
+st.session_state.setdefault("n", 0)
+
+def bump():
+    st.session_state.n += 1
+
+@st.fragment
+def area():
+    n = st.session_state.n
+    shown = claims[n % len(claims)]
+    st.progress(n / (n + 10), text=f"{n} / {n + 10} claims done")
+    left, right = st.columns([5, 6], gap="medium")
+    with left:
+        st.html(shown["claim"])
+        if shown["details"]:
+            st.markdown(shown["details"])
+        st.button("Next", shortcut="1", on_click=bump)
+    with right:
+        st.html(shown["context"])
+
+area()
+"""
+
+
+def content_pages(db: Path, reviewer: str, sample: str, count: int) -> list[dict[str, str]]:
+    """The first `count` claims of `reviewer`'s queue as the Label page draws them (CONTENT_APP)."""
+    from annotate.labelling.session import claim_view, reviewer_queue
+    from widgets.claim_display import (
+        LABEL_CONTEXT_HEIGHT,
+        claim_box_html,
+        context_pane_html,
+        details_line,
+    )
+
+    store = open_store(db, read_only=True)
+    try:
+        found = []
+        for item in reviewer_queue(store, reviewer, sample)[:count]:
+            view = claim_view(store, item["trace_id"], item["claim_index"])
+            details = view.details()
+            found.append(
+                {
+                    "claim": claim_box_html(view, details),
+                    "details": details_line(details) if details else "",
+                    "context": context_pane_html(view, details, LABEL_CONTEXT_HEIGHT),
+                }
+            )
+        return found
+    finally:
+        store.close()
+
 
 def fill_store(db: Path, count: int, sample: int, reviewers: list[str] = REVIEWERS) -> None:
     """A store as a team would have it: imported traces, a sample, claims, its reviewers
