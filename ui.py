@@ -208,6 +208,17 @@ def lazy_panel(label: str, key: str):
     return st.container() if st.toggle(label, key=key) else None
 
 
+def panel_toggle(label: str, key: str) -> None:
+    """A lazy panel's toggle drawn apart from the panel (`opened` draws it): outside a
+    fragment, so the fragment's reruns do not send it again."""
+    st.toggle(label, key=key)
+
+
+def opened(key: str):
+    """The container to draw the panel of `panel_toggle(..., key)` in while it is on, else None."""
+    return st.container() if st.session_state.get(key) else None
+
+
 def show_text(label: str, text: str | None) -> None:
     """Untrusted trace text: literal characters, never markdown or HTML."""
     st.caption(md(label))

@@ -128,4 +128,5 @@ def claim_area() -> None:
     held.prepare(store, view)  # the traces ahead, read while the reviewer reads this claim
 
 
+desk.moves()  # Back, Skip, the panels' toggles: outside the fragment (see Desk.moves)
 claim_area()

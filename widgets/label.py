@@ -83,6 +83,10 @@ class Desk:
         if view is None:
             st.session_state["label_error"] = NOT_SAID.format("skip")
             return
+        shown = self.showing()  # Skip is drawn outside the claim's area (Desk.moves): it is
+        if shown is None or shown.key != view.key:  # shown with no claim, or between claims
+            st.session_state["label_notice"] = "No claim was on screen to skip: nothing was stored."
+            return
         self.skip(view)
 
     def submit(self, label: str, view: ClaimView) -> None:
@@ -249,8 +253,38 @@ class Desk:
         )
         return True
 
+    def moves(self) -> None:
+        """Back, Skip and its reason, and the toggles of the panels used now and then, above
+        the claim's area and outside its fragment: a verdict reruns the fragment only, and
+        these (seven elements that never change with the claim) are not sent again: a press
+        brings 20 websocket messages where it brought 27 (docs/benchmarks.md). Their own
+        clicks rerun the whole page. Skip is for the claim the browser shows (its token)."""
+        # A horizontal container, not columns: one block where columns cost a block per column.
+        row = st.container(horizontal=True, vertical_alignment="center", key="label_moves")
+        with row:
+            st.button(
+                "Back",
+                key="label_back_button",
+                shortcut="b",
+                help="change your last verdict",
+                on_click=ui.guard(self.back),
+            )
+            chosen = st.session_state.get("label_skip_reason") or SKIP_REASONS[0]
+            st.button(
+                ui.fmt("Skip: {}", chosen.replace("_", " ")),
+                key="label_skip_",  # one key for every claim: the claim is the one on screen
+                shortcut="s",
+                on_click=ui.guard(self.press_skip),
+            )
+            st.selectbox(
+                "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
+            )
+            ui.panel_toggle("Badly extracted claim?", "label_flag_box")
+            ui.panel_toggle("Ask the lead about this claim", "label_ask_box")
+            ui.panel_toggle("Reopen a skipped claim or one of your last verdicts", "label_revisit")
+
     def controls(self, view: ClaimView, shown: str) -> None:
-        """Error type, note, skip reason; Back, Skip, and flagging a badly extracted claim."""
+        """Error type and note; the badly extracted claim panel when its toggle is on."""
         # Horizontal containers, not columns: one block each where columns cost a block per
         # column, and every block is a message the browser renders on each press.
         fields = st.container(horizontal=True, key="label_fields")
@@ -267,25 +301,7 @@ class Desk:
             height=68,
             help="Keys here only type. Ctrl+Enter keeps the note and returns to the verdict keys.",
         )
-        row = st.container(horizontal=True, vertical_alignment="center", key="label_moves")
-        row.button(
-            "Back",
-            key="label_back_button",
-            shortcut="b",
-            help="change your last verdict",
-            on_click=ui.guard(self.back),
-        )
-        chosen = st.session_state.get("label_skip_reason") or SKIP_REASONS[0]
-        row.button(
-            ui.fmt("Skip: {}", chosen.replace("_", " ")),
-            key="label_skip_",  # one key for every claim: the claim is the one on screen
-            shortcut="s",
-            on_click=ui.guard(self.press_skip),
-        )
-        row.selectbox(
-            "Skip reason", SKIP_REASONS, key="label_skip_reason", label_visibility="collapsed"
-        )
-        box = ui.lazy_panel("Badly extracted claim?", "label_flag_box")
+        box = ui.opened("label_flag_box")
         if box is None:
             return
         with box:

@@ -112,7 +112,7 @@ def claim_answers(mine: list[dict], view) -> None:
 
 
 def ask_box(desk, view, shown: str) -> None:
-    box = ui.lazy_panel("Ask the lead about this claim", "label_ask_box")
+    box = ui.opened("label_ask_box")  # its toggle: Desk.moves
     if box is None:
         return
     with box:
@@ -154,7 +154,7 @@ def my_questions_list(asked: list[dict]) -> None:
 def revisit(store: Store, desk) -> None:
     """The last 20 verdicts and the skipped claims, any of which can be opened again. Read
     only while the panel is open: two queries fewer on every verdict."""
-    box = ui.lazy_panel("Reopen a skipped claim or one of your last verdicts", "label_revisit")
+    box = ui.opened("label_revisit")  # its toggle: Desk.moves
     if box is None:
         return
     recent = recent_verdicts(store, desk.user.name, desk.sample)
