@@ -79,13 +79,15 @@ def numbers(variable: str, default: str) -> list[float]:
         raise SystemExit(f"{variable}={raw!r} must be numbers separated by commas") from None
 
 
-async def bare_page(browser, url: str, hook=None):
-    page = await (await browser.new_context()).new_page()
+async def bare_page(browser, url: str, hook=None, ready: str = ".bare-count", **context):
+    """A page on a bare app (`context`: the browser context's options, as a viewport), once
+    `ready` is drawn."""
+    page = await (await browser.new_context(**context)).new_page()
     page.set_default_timeout(120_000)
     if hook is not None:
         hook(page)
     await page.goto(url)
-    await page.locator(".bare-count").wait_for()
+    await page.locator(ready).wait_for()
     return page
 
 
@@ -111,32 +113,22 @@ CONTENT_DRAWN = """before => {
 }"""
 
 
-async def content_page(browser, url: str, hook=None):
-    page = await (await browser.new_context(viewport={"width": 1400, "height": 1000})).new_page()
-    page.set_default_timeout(60_000)
-    if hook is not None:
-        hook(page)
-    await page.goto(url)
-    await page.locator(".annotate-claim").wait_for()
-    return page
+async def claim_press(page, drawn: str) -> float:
+    """Key "1" until the next claim is drawn (`drawn`: DRAWN or CONTENT_DRAWN)."""
+    before = await page.locator(".annotate-claim").get_attribute("data-claim")
+    await page.evaluate("document.activeElement && document.activeElement.blur()")
+    started = time.perf_counter()
+    await page.keyboard.press("1")
+    await page.wait_for_function(drawn, arg=before, polling="raf")
+    return time.perf_counter() - started
 
 
 async def content_press(page) -> float:
-    before = await page.locator(".annotate-claim").get_attribute("data-claim")
-    await page.evaluate("document.activeElement && document.activeElement.blur()")
-    started = time.perf_counter()
-    await page.keyboard.press("1")
-    await page.wait_for_function(CONTENT_DRAWN, arg=before, polling="raf")
-    return time.perf_counter() - started
+    return await claim_press(page, CONTENT_DRAWN)
 
 
 async def label_press(page) -> float:
-    before = await page.locator(".annotate-claim").get_attribute("data-claim")
-    await page.evaluate("document.activeElement && document.activeElement.blur()")
-    started = time.perf_counter()
-    await page.keyboard.press("1")
-    await page.wait_for_function(DRAWN, arg=before, polling="raf")
-    return time.perf_counter() - started
+    return await claim_press(page, DRAWN)
 
 
 async def presses(press, page, count: int, pace: tuple[float, float] | None, seed: int):
@@ -208,7 +200,13 @@ async def in_chromium(urls, pids, reviewers, back_to_back: int) -> dict[str, Any
         frames = {"app": Frames(), "bare": Frames(), "content": Frames()}
         app = await open_label(browser, urls[0], reviewers[0], hook=frames["app"].hook)
         bare = await bare_page(browser, urls[1], hook=frames["bare"].hook)
-        content = await content_page(browser, urls[2], hook=frames["content"].hook)
+        content = await bare_page(  # the Label page's window (label_pages.open_label)
+            browser,
+            urls[2],
+            hook=frames["content"].hook,
+            ready=".annotate-claim",
+            viewport={"width": 1400, "height": 1000},
+        )
         sessions.app, sessions.bare = [app], [bare]
         got["cpu"] = await alternating(app, bare, content, pids, back_to_back)
         got["rss_one"] = rss(pids[0])
