@@ -143,3 +143,33 @@ def first_claim(body: str) -> str:
     """'1 of trace t-1' from the claim box's data-claim ('t-1#0')."""
     trace, index = body.split('data-claim="', 1)[1].split('"', 1)[0].rsplit("#", 1)
     return f"{int(index) + 1} of trace {trace}"
+
+
+def skips(path, reviewer: str) -> list[tuple]:
+    store = open_store(path)
+    try:
+        return store.fetchall(
+            "SELECT trace_id, claim_index FROM skip_events WHERE reviewer = ? ORDER BY 1, 2",
+            [reviewer],
+        )
+    finally:
+        store.close()
+
+
+def test_skip_is_for_the_claim_on_screen_and_never_for_one_already_passed(press_store):
+    """Skip is drawn above the claim's area, outside its fragment (widgets.label.Desk.moves):
+    a Skip made while the previous claim was still on screen skips nothing, and says so; a
+    Skip on the claim shown skips it and shows the next."""
+    app = run_app(User("alice", "reviewer"), "pages/label.py")
+    first, token = claim_on_screen(app), app.text_input(key="label_shown").value
+    button_for(app, "label_button_supported_").click().run()
+    second = claim_on_screen(app)
+    app.text_input(key="label_shown").set_value(token)  # the browser had not drawn it yet
+    app.button(key="label_skip_").click().run()
+    assert not app.exception, app.exception
+    assert skips(press_store, "alice") == []
+    assert answered(app) == ["No claim was on screen to skip: nothing was stored."]
+    assert claim_on_screen(app) == second and second != first
+    app.button(key="label_skip_").click().run()  # the token is the second claim's again
+    assert len(skips(press_store, "alice")) == 1
+    assert claim_on_screen(app) not in (first, second)
