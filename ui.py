@@ -205,7 +205,8 @@ def lazy_panel(label: str, key: str):
     toggle, not an expander: on the Label page each closed expander cost chromium about 15 ms
     of main thread on every key press (three of them: 122 ms a press, 71 ms with toggles;
     tests/bench/bench_label_latency.py), a toggle that did not change is kept as it was."""
-    return st.container() if st.toggle(label, key=key) else None
+    panel_toggle(label, key)
+    return opened(key)
 
 
 def panel_toggle(label: str, key: str) -> None:

@@ -37,16 +37,21 @@ def press_store(tmp_path, monkeypatch):
     return path
 
 
-def events(path, reviewer: str) -> list[tuple]:
+def stored_rows(path, query: str, reviewer: str) -> list[tuple]:
     store = open_store(path)
     try:
-        return store.fetchall(
-            "SELECT trace_id, claim_index, label FROM label_events WHERE reviewer = ? "
-            "ORDER BY event_id",
-            [reviewer],
-        )
+        return store.fetchall(query, [reviewer])
     finally:
         store.close()
+
+
+def events(path, reviewer: str) -> list[tuple]:
+    return stored_rows(
+        path,
+        "SELECT trace_id, claim_index, label FROM label_events WHERE reviewer = ? "
+        "ORDER BY event_id",
+        reviewer,
+    )
 
 
 def answered(app) -> list[str]:
@@ -146,14 +151,11 @@ def first_claim(body: str) -> str:
 
 
 def skips(path, reviewer: str) -> list[tuple]:
-    store = open_store(path)
-    try:
-        return store.fetchall(
-            "SELECT trace_id, claim_index FROM skip_events WHERE reviewer = ? ORDER BY 1, 2",
-            [reviewer],
-        )
-    finally:
-        store.close()
+    return stored_rows(
+        path,
+        "SELECT trace_id, claim_index FROM skip_events WHERE reviewer = ? ORDER BY 1, 2",
+        reviewer,
+    )
 
 
 def test_skip_is_for_the_claim_on_screen_and_never_for_one_already_passed(press_store):

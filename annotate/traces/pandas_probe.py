@@ -4,9 +4,10 @@ The first time pyarrow builds an array from Python values it imports pandas, onl
 whether the values are a pandas Series (0.35-0.5 s and 40 MB; once a process). A command
 that never makes a DataFrame (an import, a sample drawn in place) pays it for nothing.
 `settle()` answers the question first, with pandas refused for that one probe: pyarrow
-then asks no more. Every process that opens a store settles it (annotate.store.open_store). The answer is corrected the moment anything in the process imports
-pandas itself (a report, a page): pandas' loader then tells pyarrow, which from there on
-converts pandas objects as it always does (without it, `pa.array(Series([1.0, None]))`
+then asks no more. Every process that opens a store settles it (annotate.store.open_store).
+The answer is corrected the moment anything in the process imports pandas itself (a
+report, a page): pandas' loader then tells pyarrow, which from there on converts pandas
+objects as it always does (without it, `pa.array(Series([1.0, None]))`
 would read the NaN as a number, not a null).
 
 A process that has imported pandas already is left alone. The app has not, before its first
