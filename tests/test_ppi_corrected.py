@@ -96,6 +96,57 @@ def test_the_tuned_lambda_is_ppi_pythons():
         assert ours == pytest.approx(theirs, abs=1e-12)
 
 
+def test_the_estimate_and_standard_error_at_a_lambda_are_ppi_pythons():
+    """The app computes PPI++ at a given lambda itself (ppi-python's import is 2 s of numba,
+    scikit-learn and statsmodels); ppi-python's two functions are the reference: its point and
+    its normal interval's half-width over z, on the published example, skilled, unskilled and
+    constant judges, small and large n, at the tuned lambda, 0, 1 and values between.
+    Catches sample variances (ddof=1) where ppi-python takes population ones, the imputed part
+    divided by n instead of N, or lambda left off either part."""
+    rng = np.random.default_rng(11)
+    examples = [truescore_arrays()]
+    for n, big_n, skill in ((8, 40, 0.9), (60, 700, 0.8), (300, 5000, 0.5), (25, 25, 1.0)):
+        gold = (rng.random(n) < 0.3).astype(float)
+        judged = np.where(rng.random(n) < skill, gold, 1 - gold)
+        examples.append((gold, judged, (rng.random(big_n) < 0.3) * 1.0))
+    examples.append((np.ones(10), np.ones(10), np.ones(50)))  # constant judge and gold
+    for y, yhat, rest in examples:
+        for lam in (ppi.tuned_lambda(y, yhat, rest), 0.0, 0.25, 0.7, 1.0):
+            point, se = ppi._at(y, yhat, rest, lam)
+            want = float(ppi_mean_pointestimate(y, yhat, rest, lam=lam)[0])
+            low, high = (float(v[0]) for v in ppi_mean_ci(y, yhat, rest, alpha=0.05, lam=lam))
+            assert point == pytest.approx(want, abs=1e-12)
+            assert se == pytest.approx((high - low) / (2 * Z95), abs=1e-12)
+            assert (point - Z95 * se, point + Z95 * se) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_rates_do_not_import_ppi_python(tmp_path):
+    """A lead's first visit to Rates computes the judge-corrected rate without ppi-python's
+    import (numba, scikit-learn, statsmodels: 2 s of it): a fresh interpreter computes the
+    rates, PPI among them, and has not loaded it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from rates_data import JUDGE, make_store\n"
+        "from annotate.rates.view import rates_view\n"
+        "from annotate.store import open_store\n"
+        f"db = make_store(Path({str(tmp_path)!r}), {{'billing_qa': 0.2, 'hr_policy': 0.3}})\n"
+        "view = rates_view(open_store(db), 'main', ('feature',), JUDGE, 'response', 0.1)\n"
+        "rows = [r for r in view['rows'] if r['estimator'] == 'judge_corrected']\n"
+        "assert rows and rows[0]['rate'] is not None, rows\n"
+        "print(sorted(m for m in ('ppi_py', 'numba', 'sklearn', 'statsmodels') if m in sys.modules))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False,
+        cwd=Path(__file__).parent,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "[]"
+
+
 def test_the_floor_at_the_tuned_lambda_by_hand():
     """Catches the floor's cells valued at lambda = 1 whatever lambda is, a pseudo-count left
     off a cell, or the imputed part not scaled by lambda^2. By hand at lambda = 0.6 on 3 hits,

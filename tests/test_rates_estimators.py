@@ -335,14 +335,17 @@ def test_wilson_at_one_unit_and_the_corrections_cap():
 
 
 def test_ppi_at_another_level_is_ppi_pythons_at_that_level():
-    """Catches the level turned into a wrong alpha: the standard error behind ppi-python's 90%
-    interval is the same positive number as behind its 95% one."""
+    """Catches the level turned into a wrong alpha: the stratified interval at 90% is
+    ppi-python's 90% one on a single stratum, and its standard error the same positive number
+    as behind the 95% one."""
     gold, judged, unlabelled = fixed_example()
     data = ppi.StratumData(1.0, gold, judged, unlabelled)
-    _, se90 = ppi.ppi_stratum(data, level=0.9, floor=False)
+    _, low90, high90 = ppi.ppi_stratified([data], level=0.9, floor=False)
     low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(gold, judged, unlabelled, alpha=0.1))
-    assert se90 == pytest.approx((high - low) / (2 * 1.6448536269514722))
-    assert se90 == pytest.approx(ppi.ppi_stratum(data, floor=False)[1])
+    assert (low90, high90) == pytest.approx((low, high), abs=1e-12)
+    se = ppi.ppi_stratum(data, floor=False)[1]
+    assert se > 0
+    assert (high90 - low90) / (2 * 1.6448536269514722) == pytest.approx(se)
 
 
 def test_the_floor_applies_by_default_and_counts_misses_alarms_and_the_unlabelled():

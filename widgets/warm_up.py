@@ -1,6 +1,8 @@
 """Once per app process, a lead's Home imports in the background what the statistics pages
-(Agreement, Calibration, Rates) would otherwise make their first visitor wait for: ppi-python
-alone took 3 s of a first visit to Rates on the shared two-core machine (numba, scikit-learn).
+(Agreement, Calibration, Rates) would otherwise make their first visitor wait for: scipy's
+special functions (the bootstrap's and the t quantiles) and krippendorff. ppi-python, 3 s of a
+first visit to Rates on the shared two-core machine (numba, scikit-learn), is no longer
+imported at run time (annotate.stats.ppi), nor scipy.stats (1 s, ordinal scales only).
 
 Imports only: no statistic is computed ahead, and a failed import is left for the page that
 needs it to report.
@@ -11,8 +13,8 @@ from __future__ import annotations
 import importlib
 import threading
 
-# the heavy imports the statistics make on first use (annotate.stats: ppi, alpha, intervals)
-HEAVY = ("scipy.special", "scipy.stats", "krippendorff", "ppi_py")
+# the imports the statistics make on first use (annotate.stats: intervals, alpha)
+HEAVY = ("scipy.special", "krippendorff")
 _STARTED = threading.Event()
 
 

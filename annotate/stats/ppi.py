@@ -1,4 +1,4 @@
-"""The judge-corrected rate: prediction-powered inference (PPI++, ppi-python) per stratum,
+"""The judge-corrected rate: prediction-powered inference (PPI++, as ppi-python) per stratum,
 combined with the strata's population shares, and the least standard error a stratum may
 claim. Pure numbers on 0/1 arrays: no store, no LLM.
 """
@@ -38,36 +38,43 @@ def tuned_lambda(gold: np.ndarray, judged: np.ndarray, unlabelled: np.ndarray) -
     return min(1.0, max(0.0, covariance / ((1 + n / big_n) * spread)))
 
 
-def ppi_stratum(data: StratumData, level: float = 0.95, floor: bool = True) -> tuple[float, float]:
-    """(estimate, standard error) of one stratum's mean by ppi-python at the tuned lambda;
+def ppi_stratum(data: StratumData, floor: bool = True) -> tuple[float, float]:
+    """(estimate, standard error) of one stratum's mean by PPI++ at the tuned lambda;
     with `floor`, the standard error is at least rectifier_floor's at that lambda, and where
     that floor makes it wider than the gold labels' own mean (lambda 0, floored alike) would
     be, that mean is the estimate: the correction never costs precision."""
     y, yhat, rest = (np.asarray(a, dtype=float) for a in (data.gold, data.judged, data.unlabelled))
     lam = tuned_lambda(y, yhat, rest)
-    tuned = _at(y, yhat, rest, lam, level)
+    tuned = _at(y, yhat, rest, lam)
     if not floor:
         return tuned
     floored = tuned[0], max(tuned[1], rectifier_floor(y, yhat, rest, lam))
     if lam == 0:
         return floored
-    gold_only = _at(y, yhat, rest, 0.0, level)
+    gold_only = _at(y, yhat, rest, 0.0)
     gold_only = gold_only[0], max(gold_only[1], rectifier_floor(y, yhat, rest, 0.0))
     return floored if floored[1] <= gold_only[1] else gold_only
 
 
-def _at(
-    y: np.ndarray, yhat: np.ndarray, rest: np.ndarray, lam: float, level: float
-) -> tuple[float, float]:
-    """ppi-python's estimate and the standard error behind its normal interval at `lam`."""
-    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate  # heavy import: only when used
-
-    alpha = 1 - level
-    point = float(np.ravel(ppi_mean_pointestimate(y, yhat, rest, lam=lam))[0])
-    low, high = (float(np.ravel(v)[0]) for v in ppi_mean_ci(y, yhat, rest, alpha=alpha, lam=lam))
-    if not all(math.isfinite(v) for v in (point, low, high)):
-        raise ArithmeticError(f"PPI gave no number on {len(y)} labels: {point}, [{low}, {high}]")
-    return point, (high - low) / (2 * NormalDist().inv_cdf(1 - alpha / 2))
+def _at(y: np.ndarray, yhat: np.ndarray, rest: np.ndarray, lam: float) -> tuple[float, float]:
+    """The PPI++ estimate of a mean at `lam` and the standard error behind its normal interval,
+    as ppi-python's ppi_mean_pointestimate and ppi_mean_ci compute them (unit weights):
+    lam * mean(rest) + mean(y - lam * yhat), and the square root of the imputed part's variance
+    over N plus the rectifier's over n (population variances, numpy's default). The same
+    operations in the same order, so the same numbers (tests/test_ppi_corrected.py checks them
+    against ppi-python, which stays the reference there); not imported here, since importing it
+    brings numba, scikit-learn and statsmodels: 2 s and 150 MB on a lead's first visit to Rates
+    for two lines of arithmetic."""
+    n, big_n = len(y), len(rest)
+    if not n or not big_n:
+        raise ArithmeticError(f"PPI gave no number on {n} labels and {big_n} unlabelled units")
+    point = float((lam * rest).mean() + (y - lam * yhat).mean())
+    imputed = float((lam * rest).std()) / math.sqrt(big_n)
+    rectifier = float((y - lam * yhat).std()) / math.sqrt(n)
+    se = math.sqrt(imputed**2 + rectifier**2)
+    if not all(math.isfinite(v) for v in (point, se)):
+        raise ArithmeticError(f"PPI gave no number on {n} labels: {point} (standard error {se})")
+    return point, se
 
 
 def ppi_stratified(
@@ -77,7 +84,7 @@ def ppi_stratified(
     total = sum(s.share for s in strata)
     estimate, variance = 0.0, 0.0
     for data in strata:
-        point, se = ppi_stratum(data, level, floor)
+        point, se = ppi_stratum(data, floor)
         weight = data.share / total
         estimate += weight * point
         variance += (weight * se) ** 2
