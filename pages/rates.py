@@ -65,8 +65,8 @@ ui.chart(charts.rates_chart, rows, threshold, key="rates_chart")
 st.dataframe(charts.rates_frame(rows), hide_index=True, key="rates_table")
 st.caption(
     "weighted_human: reviewers' gold weighted by the sample's inclusion probabilities · "
-    "judge_raw: the judge over every trace (a dashboard's number) · judge_corrected: PPI "
-    "(ppi-python) per stratum · rogan_gladen: cross-check. The method column says more."
+    "judge_raw: the judge over every trace (a dashboard's number) · judge_corrected: PPI++ "
+    "per stratum · rogan_gladen: cross-check. The method column says more."
 )
 
 st.subheader("Trend")

@@ -7,6 +7,7 @@ verdicts), not numbers of the rates code.
 
 from __future__ import annotations
 
+import pytest
 from rates_data import JUDGE, make_store
 
 from annotate.rates.estimate import ESTIMATORS, rate_rows
@@ -120,3 +121,72 @@ def test_a_verdict_reads_the_labels_again_but_not_the_frame(tmp_path, monkeypatc
     assert len(reads) == 2
     assert int(remapped.frame["jcu"].sum()) == 0  # every judge verdict now maps to supported
     store.close()
+
+
+def test_a_frame_read_ahead_is_the_one_the_rates_use(tmp_path, monkeypatch):
+    """widgets/ahead.py reads Rates' frame on a thread of its own before the view asks: the
+    view then reads it no second time, and gets the same frame it would have read itself.
+    Catches read_frame_ahead building other query inputs than load_inputs (another key)."""
+    from annotate.rates import inputs as rate_inputs
+
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}, sample_n=40))
+    own = load_inputs(
+        store, "main", ["feature"], JUDGE
+    ).frame  # a store of its own: no reads kept yet
+    rate_inputs._RECENT_FRAMES.clear()
+    reads = []
+    real = rate_inputs.sql.frame_table
+    monkeypatch.setattr(rate_inputs.sql, "frame_table", lambda *a: reads.append(1) or real(*a))
+    rate_inputs.read_frame_ahead(store.session(), "main", ("feature",), JUDGE)
+    assert len(reads) == 1
+    found = load_inputs(store, "main", ["feature"], JUDGE)
+    assert len(reads) == 1
+    assert found.frame.equals(own)
+    store.close()
+
+
+def test_a_second_asker_waits_for_the_read_under_way():
+    """annotate.store.recent: one read per key at a time; a thread asking while another reads
+    waits and gets that value. Catches a second read started beside the first (the page and
+    the frame read ahead each running the 300,000-trace query)."""
+    import threading
+
+    from annotate.store.recent import Recent
+
+    recent, release, inside, reads, got = Recent(2), threading.Event(), threading.Event(), [], {}
+
+    def slow():
+        reads.append(1)
+        inside.set()
+        assert release.wait(30)
+        return "frame"
+
+    first = threading.Thread(target=lambda: got.setdefault("first", recent.get("k", slow)))
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(target=lambda: got.setdefault("second", recent.get("k", slow)))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waiting on the first read, not reading
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert got == {"first": "frame", "second": "frame"}
+    assert reads == [1]
+    assert recent.get("other", lambda: "x") == "x"  # another key reads at once
+
+
+def test_a_failed_read_is_not_kept_and_the_next_asker_reads_again():
+    from annotate.store.recent import Recent
+
+    recent, calls = Recent(2), []
+
+    def failing():
+        calls.append(1)
+        raise RuntimeError("the store moved")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            recent.get("k", failing)
+    assert calls == [1, 1]
+    assert recent.get("k", lambda: 3) == 3

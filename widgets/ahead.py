@@ -87,19 +87,28 @@ def _calibration(ask: Callable[..., Any], store: Store) -> None:
         ask(claim_view, claims[0]["trace_id"], claims[0]["claim_index"])
 
 
-def _rates(ask: Callable[..., Any], store: Store) -> None:
+def _rates_opening(store: Store) -> tuple[str, str, tuple[str, ...], str | None] | None:
+    """The sample, level, slices and judge Rates opens with (None: no sample yet)."""
     from annotate.judge.default import choose_judge
-    from annotate.rates import charts
-    from annotate.rates.gate import load_threshold
-    from annotate.rates.view import budget_view, rates_view, trend_view
     from annotate.sampling.samples import list_samples
 
     samples = list_samples(store)
     if not samples:
-        return
-    sample, level, by = samples[0]["name"], RATES_LEVELS[0], tuple(SLICES)
+        return None
+    sample = samples[0]["name"]
     judges = choose_judge(store, sample).judges
-    judge = judges[0] if judges else None
+    return sample, RATES_LEVELS[0], tuple(SLICES), judges[0] if judges else None
+
+
+def _rates(ask: Callable[..., Any], store: Store) -> None:
+    from annotate.rates import charts
+    from annotate.rates.gate import load_threshold
+    from annotate.rates.view import budget_view, rates_view, trend_view
+
+    opening = _rates_opening(store)
+    if opening is None:
+        return
+    sample, level, by, judge = opening
     threshold = load_threshold(store)
     view = ask(rates_view, sample, by, judge, level, threshold)
     ui.chart_spec(charts.rates_chart, view["rows"], threshold)
@@ -131,6 +140,7 @@ def compute_ahead(process_store: Store, skip: str | None = None) -> list[str]:
         key = ui.RESULTS.key(str(cursor.path), mark, function, args, kwargs)
         return ui.RESULTS.get_or_compute(key, lambda: function(cursor, *args, **kwargs))
 
+    frame = _read_rates_frame_ahead(process_store) if skip != "rates" else None
     try:
         for page, compute in PAGES.items():
             if page != skip:
@@ -140,7 +150,34 @@ def compute_ahead(process_store: Store, skip: str | None = None) -> list[str]:
         pass
     finally:
         cursor.close()
+        if frame is not None:
+            frame.join()  # its cursor shares the process's connection: nothing left running
     return done
+
+
+def _read_rates_frame_ahead(process_store: Store) -> threading.Thread:
+    """Rates' frame (its query over every frame trace: DuckDB's work, most of a second at
+    300,000 traces) read into the process's recent frames on a thread and a cursor of its own,
+    beside the Python of the other pages' views; Rates' view then finds it read, or waits for
+    the read under way (annotate.store.recent)."""
+
+    def read() -> None:
+        from annotate.rates.inputs import read_frame_ahead
+
+        cursor = process_store.session()
+        try:
+            opening = _rates_opening(cursor)
+            if opening is not None:
+                sample, _, by, judge = opening
+                read_frame_ahead(cursor, sample, by, judge)
+        except Exception:  # noqa: BLE001 - Rates reads it itself and reports
+            log.warning("reading the rates frame ahead failed", exc_info=True)
+        finally:
+            cursor.close()
+
+    thread = threading.Thread(target=read, name="annotate-ahead-frame", daemon=True)
+    thread.start()
+    return thread
 
 
 def start(user: Any, page: str | None = None) -> bool:

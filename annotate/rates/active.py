@@ -216,14 +216,15 @@ def label_savings(inputs: RatesInput, width: float) -> dict[str, Any]:
     if not 0 < width < 1:
         raise UsageError(f"--width is a share between 0 and 1 (0.04 = four points), got {width}")
     frame = inputs.frame
+    # A frame row stands for `traces` traces of one stratum and judge outcome, so one cell:
+    # the variances are taken per row and repeated per trace (300,000 strings were not).
     counts = frame["traces"].to_numpy(int)
-    stratum = np.repeat(frame["stratum"].astype(str).to_numpy(), counts)
-    outcome = np.repeat(frame["jr"].to_numpy(float), counts)
+    stratum = frame["stratum"].astype(str).to_numpy()
     gold = inputs.responses.merge(inputs.units[["trace_id", "stratum"]], on="trace_id")
     pairs = gold.merge(frame[["trace_id", "jr"]], on="trace_id", how="left")
-    v_judge = _cell_rates(stratum, outcome, pairs)
-    v_human = _human_variance(stratum, gold)
-    n = len(stratum)
+    v_judge = np.repeat(_cell_rates(stratum, frame["jr"].to_numpy(float), pairs), counts)
+    v_human = np.repeat(_human_variance(stratum, gold), counts)
+    n = len(v_judge)
     floor = stats.choose_floor(v_judge)
     uniform = np.full(n, 1.0 / n)
     found = {

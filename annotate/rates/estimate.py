@@ -4,7 +4,7 @@ active sample, weighted_human and judge_corrected by active inference: rates.act
 weighted_human: gold on the sample, each trace weighted N_h / m_h (m_h: the stratum's traces
 with gold at this level), a ratio estimator; BCa bootstrap resampling traces within strata.
 judge_raw: the judge's share over the slice's frame traces it read (what a dashboard shows).
-judge_corrected: PPI++ (ppi-python) per stratum, combined with the strata's population shares.
+judge_corrected: PPI++ (as ppi-python computes it) per stratum, combined with the strata's population shares.
 rogan_gladen: the raw rate corrected by the judge's design-weighted sensitivity and specificity
 on gold, with a bootstrap moving the raw rate and the calibration together.
 """
@@ -191,7 +191,7 @@ def judge_corrected(
 ) -> est.Rate:
     in_slice = pairs[_mask(pairs, values)]
     method = (
-        f"PPI++ (ppi-python, power-tuned) per stratum on judge {inputs.judge}"
+        f"PPI++ (power-tuned, as ppi-python) per stratum on judge {inputs.judge}"
         + _rubric(inputs)
         + f", combined with the strata's population shares; normal interval, each stratum's standard error at least that of one pseudo-count of misses and false alarms at its tuned lambda (the gold labels' own mean where that is narrower); {level}s as units"
     )

@@ -112,9 +112,20 @@ def recent_frame(store: Store, *args: Any) -> pd.DataFrame:
     return _RECENT_FRAMES.get((*kept, repr(args)), lambda: sql.frame_table(store, *args)).copy()
 
 
-def load_inputs(
-    store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
-) -> RatesInput:
+@dataclass(frozen=True)
+class _FrameQuery:
+    """What load_inputs reads the frame with: the sample's row, its judge and label mapping."""
+
+    row: dict[str, Any]
+    strata_columns: list[str]
+    judge: str | None
+    outcomes: dict[str, str]
+    unmapped: dict[str, int]
+    filters: Filters
+    args: tuple[Any, ...]  # store.rates.frame_table's, after the store
+
+
+def _frame_query(store: Store, sample: str, by: Sequence[str], judge: str | None) -> _FrameQuery:
     row = known_sample(store, sample)
     check_slice_columns(store, by)
     strata_columns = list(row["by_columns"])
@@ -129,10 +140,26 @@ def load_inputs(
     unmapped = {r["label"]: r["verdicts"] for r in mapping if r["outcome"] is None}
     extra = [c for c in dict.fromkeys([*strata_columns, *by]) if c not in SLICE_COLUMNS]
     filters = Filters.from_json(row["filters"])
-    frame = recent_frame(
-        store, filters, strata_columns, row["max_import_id"],
-        extra, judge, outcomes, sample,
-    )  # fmt: skip
+    args = (filters, strata_columns, row["max_import_id"], extra, judge, outcomes, sample)
+    return _FrameQuery(row, strata_columns, judge, outcomes, unmapped, filters, args)
+
+
+def read_frame_ahead(
+    store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
+) -> None:
+    """Read the frame load_inputs(store, sample, by, judge) will ask for into the process's
+    recent frames, and nothing else: the query is DuckDB's work over every frame trace, run off
+    Python's lock, so a thread can do it beside Python work (widgets/ahead.py)."""
+    recent_frame(store, *_frame_query(store, sample, by, judge).args)
+
+
+def load_inputs(
+    store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
+) -> RatesInput:
+    query = _frame_query(store, sample, by, judge)
+    row, strata_columns, judge = query.row, query.strata_columns, query.judge
+    outcomes, unmapped, filters = query.outcomes, query.unmapped, query.filters
+    frame = recent_frame(store, *query.args)
     frame = with_response_outcomes(frame)
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
     claims, responses = gold_tables(store, sample)
