@@ -164,6 +164,46 @@ def test_draws_larger_than_the_bound_are_not_kept(monkeypatch):
     assert np.array_equal(draws, fresh_draws(groups, 100, 3))
 
 
+def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
+    """stats.draw_ahead draws on a thread of its own what resample_weights will ask for: the
+    caller gets the same stream as a draw of its own, and a draw under way is waited for, not
+    started a second time. Catches a key built otherwise than resample_weights' (a second
+    draw) and a caller that reads the matrix before it is whole."""
+    import threading
+
+    from annotate.stats import intervals
+
+    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
+    made, inside, release = [], threading.Event(), threading.Event()
+    real = intervals._draws
+
+    def slow(*args):
+        made.append(args)
+        inside.set()
+        assert release.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(intervals, "_draws", slow)
+    groups = [f"t{i % 300}" for i in range(900)]
+    strata = [("a" if i % 300 < 120 else "b") for i in range(900)]
+    intervals.draw_ahead(groups, 500, 11, strata)
+    assert inside.wait(30)  # under way on its own thread
+    got = {}
+    caller = threading.Thread(
+        target=lambda: got.update(w=resample_weights(groups, 500, 11, strata))
+    )
+    caller.start()
+    caller.join(0.2)
+    assert caller.is_alive()  # waiting for the draw under way
+    release.set()
+    caller.join(30)
+    assert len(made) == 1
+    assert np.array_equal(got["w"][0], fresh_draws(groups, 500, 11, strata))
+    intervals.draw_ahead(groups, 500, 11, strata)  # kept already: nothing drawn
+    intervals._AHEAD.submit(lambda: None).result(30)
+    assert len(made) == 1
+
+
 def test_an_interval_leaves_blas_threads_as_they_were():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]

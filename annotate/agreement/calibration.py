@@ -34,6 +34,7 @@ from annotate.stats.judge import (
     calibration_stats,
     confusion,
     coverage,
+    draw_calibration_ahead,
 )
 from annotate.store import Store
 from annotate.store import assignments as settings_sql
@@ -119,6 +120,18 @@ def judge_pairs(
     return pairs
 
 
+def slice_members(
+    pairs: Sequence[Pair], by: Sequence[str]
+) -> list[tuple[tuple[Any, ...], list[Pair]]]:
+    """Each slice's values and its pairs, in the slice table's order (none without `by`)."""
+    if not by:
+        return []
+    groups: dict[tuple[Any, ...], list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        groups[tuple(pair.slice_values.get(c) for c in by)].append(pair)
+    return sorted(groups.items(), key=lambda item: repr(item[0]))
+
+
 def slice_table(
     pairs: Sequence[Pair],
     by: Sequence[str],
@@ -127,13 +140,8 @@ def slice_table(
     repetitions: int,
     strata: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    if not by:
-        return []
-    groups: dict[tuple[Any, ...], list[Pair]] = defaultdict(list)
-    for pair in pairs:
-        groups[tuple(pair.slice_values.get(c) for c in by)].append(pair)
     rows = []
-    for key, members in sorted(groups.items(), key=lambda item: repr(item[0])):
+    for key, members in slice_members(pairs, by):
         entry: dict[str, Any] = {"slice": dict(zip(by, key, strict=True))}
         if len(members) < MIN_GOLD:
             entry.update(
@@ -280,6 +288,9 @@ def calibration_document(
     else:
         gold, full, error_types = response_gold(evidence), {}, {}
     pairs = judge_pairs(judged, gold, slice_values, error_types)
+    for _, members in slice_members(pairs, by):  # their resamples drawn on the other core
+        if len(members) >= MIN_GOLD:  # while the statistics over every pair run here
+            draw_calibration_ahead(members, seed, repetitions, strata)
     labels = reviewer_labels(evidence, level, "binary")
     document: dict[str, Any] = {"judge": judge, "level": level, "sample": evidence.sample}
     document.update(calibration_stats(pairs, seed, repetitions, strata))

@@ -160,7 +160,14 @@ def agreement_document(
     labels = reviewer_labels(evidence, level, scale)
     units, reviewers, table = rating_table(labels)
     traces = [trace_of(u) for u in units]
-    weights = stats.resample_weights(traces, repetitions, seed, [strata.get(t) for t in traces])
+    trace_strata = [strata.get(t) for t in traces]
+    # The traces' resamples are drawn on the other core (stats.draw_ahead) while the parts
+    # that do not use them are computed here; the same numbers in the same document.
+    stats.draw_ahead(traces, repetitions, seed, trace_strata)
+    gold = _gold_without_each(evidence, reviewers, level, scale)
+    reviewer_rows = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
+    periods = over_time(evidence, labels, level, min(repetitions, 400), seed, ranks(units))
+    weights = stats.resample_weights(traces, repetitions, seed, trace_strata)
     paired = paired_units(table)
     document: dict[str, Any] = {
         "level": level,
@@ -174,11 +181,8 @@ def agreement_document(
         "min_shared_units": min_shared,
     }
     document["prevalence"] = prevalence(labels, document)
-    gold = _gold_without_each(evidence, reviewers, level, scale)
-    document["per_reviewer"] = per_reviewer(labels, gold, times, repetitions, seed, min_shared)
-    document["over_time"] = over_time(
-        evidence, labels, level, min(repetitions, 400), seed, ranks(units)
-    )
+    document["per_reviewer"] = reviewer_rows
+    document["over_time"] = periods
     return document
 
 

@@ -19,6 +19,7 @@ from annotate.stats.intervals import (
     Measure,
     Stat,
     Weights,
+    draw_ahead,
     interval,
     proportion,
     ratio,
@@ -39,7 +40,8 @@ from annotate.stats.ratings import (
 )
 
 __all__ = [
-    "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "interval", "krippendorff_alpha",
+    "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "draw_ahead", "interval",
+    "krippendorff_alpha",
     "krippendorff_measure", "one_category", "proportion", "ratio", "resample_weights",
     "shared_resamples",
     "wilson_interval", "Weights",

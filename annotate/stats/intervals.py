@@ -10,6 +10,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -164,6 +165,24 @@ def resample_weights(
     A stratum with one group cannot vary, so such strata are pooled into one.
     Returns (repetitions x groups draw counts, each unit's group index, number of strata).
     """
+    key, member, by_stratum = _draw_key(groups, repetitions, seed, strata)
+    shared = _SHARED.get()
+    if shared is not None and key in shared:
+        return shared[key], member, len(by_stratum)
+    draws = _recent_draws(key, by_stratum)
+    if shared is not None:
+        draws.flags.writeable = False  # shared by every statistic of the report
+        shared[key] = draws
+    return draws, member, len(by_stratum)
+
+
+def _draw_key(
+    groups: Sequence[Hashable],
+    repetitions: int,
+    seed: int,
+    strata: Sequence[Hashable] | None,
+) -> tuple[tuple[Any, ...], np.ndarray, list[list[int]]]:
+    """The draws' key (they depend on nothing else), each unit's group index, the strata."""
     index: dict[Hashable, int] = dict.fromkeys(groups, 0)  # groups in order of first appearance
     for number, group in enumerate(index):
         index[group] = number
@@ -174,15 +193,28 @@ def resample_weights(
         first = np.unique(member, return_index=True)[1].tolist()
         stratum_of = {group: strata[unit] for group, unit in enumerate(first)}
     by_stratum = _pooled(stratum_of, len(index))
-    shared = _SHARED.get()
     key = (repetitions, seed, len(index), tuple(tuple(members) for members in by_stratum))
-    if shared is not None and key in shared:
-        return shared[key], member, len(by_stratum)
-    draws = _recent_draws(key, by_stratum)
-    if shared is not None:
-        draws.flags.writeable = False  # shared by every statistic of the report
-        shared[key] = draws
-    return draws, member, len(by_stratum)
+    return key, member, by_stratum
+
+
+def draw_ahead(
+    groups: Sequence[Hashable],
+    repetitions: int,
+    seed: int,
+    strata: Sequence[Hashable] | None = None,
+) -> None:
+    """Start drawing what resample_weights(groups, repetitions, seed, strata) will ask for,
+    on a thread of its own: numpy's multinomial runs without Python's lock, so a statistic
+    that knows its next draws (Calibration's slices, Agreement's pairs) has them drawn on the
+    other core while it computes the present one in Python. The same key, the same numbers;
+    resample_weights waits for a draw under way rather than drawing it again."""
+    if repetitions * len(groups) > RECENT_DRAWS_BYTES:
+        return  # too large a matrix to be kept: drawn where it is used
+    key, _, by_stratum = _draw_key(groups, repetitions, seed, strata)
+    with _RECENT_DRAWS_LOCK:
+        if key in _RECENT_DRAWS or key in _DRAWING:
+            return
+    _AHEAD.submit(_recent_draws, key, by_stratum)
 
 
 def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]) -> np.ndarray:
@@ -203,24 +235,42 @@ def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]
 RECENT_DRAWS_BYTES = 64 * 2**20
 _RECENT_DRAWS: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _RECENT_DRAWS_LOCK = threading.Lock()
+_DRAWING: dict[tuple[Any, ...], threading.Lock] = {}  # draws under way: one at a time per key
+# draw_ahead's one thread: the second core beside the statistics' Python
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-draws")
 
 
-def _recent_draws(key: tuple[Any, ...], by_stratum: list[list[int]]) -> np.ndarray:
-    repetitions, seed, groups, _ = key
+def _kept_draws(key: tuple[Any, ...]) -> np.ndarray | None:
     with _RECENT_DRAWS_LOCK:
         kept = _RECENT_DRAWS.get(key)
         if kept is not None:
             _RECENT_DRAWS.move_to_end(key)
+    return None if kept is None else kept.astype(np.float64)
+
+
+def _recent_draws(key: tuple[Any, ...], by_stratum: list[list[int]]) -> np.ndarray:
+    kept = _kept_draws(key)
     if kept is not None:
-        return kept.astype(np.float64)
-    draws = _draws(repetitions, seed, groups, by_stratum)
-    largest = max((len(members) for members in by_stratum), default=0)
-    compact = draws.astype(np.min_scalar_type(largest))
-    if compact.nbytes <= RECENT_DRAWS_BYTES:
-        with _RECENT_DRAWS_LOCK:
-            _RECENT_DRAWS[key] = compact
-            while sum(m.nbytes for m in _RECENT_DRAWS.values()) > RECENT_DRAWS_BYTES:
-                _RECENT_DRAWS.popitem(last=False)
+        return kept
+    with _RECENT_DRAWS_LOCK:
+        drawing = _DRAWING.setdefault(key, threading.Lock())
+    with drawing:  # a draw under way (draw_ahead's, another session's) is waited for
+        kept = _kept_draws(key)
+        if kept is not None:
+            return kept
+        try:
+            repetitions, seed, groups, _ = key
+            draws = _draws(repetitions, seed, groups, by_stratum)
+            largest = max((len(members) for members in by_stratum), default=0)
+            compact = draws.astype(np.min_scalar_type(largest))
+            with _RECENT_DRAWS_LOCK:
+                if compact.nbytes <= RECENT_DRAWS_BYTES:
+                    _RECENT_DRAWS[key] = compact
+                    while sum(m.nbytes for m in _RECENT_DRAWS.values()) > RECENT_DRAWS_BYTES:
+                        _RECENT_DRAWS.popitem(last=False)
+        finally:
+            with _RECENT_DRAWS_LOCK:
+                _DRAWING.pop(key, None)
     return draws
 
 

@@ -178,6 +178,25 @@ def is_independent(pairs: Sequence[Pair]) -> bool:
     return len({p.trace_id for p in pairs}) == len(pairs)
 
 
+def _pair_groups(
+    pairs: Sequence[Pair], strata: Mapping[str, Any] | None, repetitions: int, seed: int
+) -> tuple[list[str], int, int, list[Any]]:
+    """calibration_stats' resamples: traces within their strata."""
+    traces = [p.trace_id for p in pairs]
+    return traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
+
+
+def draw_calibration_ahead(
+    pairs: Sequence[Pair],
+    seed: int = 0,
+    repetitions: int = 1000,
+    strata: Mapping[str, Any] | None = None,
+) -> None:
+    """Start drawing calibration_stats(pairs, ...)'s resamples on the other core
+    (stats.draw_ahead): the same numbers, drawn while the statistics before it run."""
+    stats.draw_ahead(*_pair_groups(pairs, strata, repetitions, seed))
+
+
 def calibration_stats(
     pairs: Sequence[Pair],
     seed: int = 0,
@@ -191,10 +210,7 @@ def calibration_stats(
     each trace gives one unit do proportions keep Wilson's interval.
     """
     counts = confusion(pairs)
-    traces = [p.trace_id for p in pairs]
-    weights = stats.resample_weights(
-        traces, repetitions, seed, [(strata or {}).get(t) for t in traces]
-    )
+    weights = stats.resample_weights(*_pair_groups(pairs, strata, repetitions, seed))
     measures = {name: _rate_measure(pairs, *cells) for name, cells in RATES.items()}
     measures["accuracy"] = accuracy_measure(pairs)
     measures["cohen_kappa"] = kappa_measure(pairs)
