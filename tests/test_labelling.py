@@ -282,6 +282,55 @@ def test_adjudication_lists_disagreements_and_keeps_the_votes(ready):
     assert ready.scalar("SELECT count(*) FROM label_events") == 2
 
 
+def test_the_open_disagreements_counted_in_sql_are_the_ones_listed(ready):
+    """A lead's path counts open disagreements in DuckDB (annotate.store.evidence), the
+    Adjudicate page lists them: the same claims. Agreeing votes, a reviewer who changed their
+    label to agree (the latest vote counts), an open and an adjudicated disagreement, and
+    another sample's traces. Catches the count reading every event instead of the current
+    ones, counting adjudicated claims, or counting agreeing claims."""
+    from dataclasses import replace
+
+    from annotate.labelling.session import claim_view
+    from annotate.store.evidence import open_disagreements
+
+    assign(ready, "demo", ["alice", "bob"], per_trace=2, seed=1)
+    queue = sorted(
+        reviewer_queue(ready, "alice", "demo"), key=lambda q: (q["trace_id"], q["claim_index"])
+    )
+    agree, changed, open_one, settled = queue[:4]
+
+    def vote(reviewer, target, label):
+        view = claim_view(ready, target["trace_id"], target["claim_index"])
+        latest = ready.scalar(
+            "SELECT max(event_id) FROM label_events WHERE reviewer = ? AND trace_id = ? "
+            "AND claim_index = ?",
+            [reviewer, target["trace_id"], target["claim_index"]],
+        )
+        record_verdict(ready, reviewer, replace(view, based_on=latest), label)
+
+    for target, alice, bob in ((agree, "supported", "supported"), (changed, "supported", "contradicted"),
+                               (open_one, "supported", "contradicted"), (settled, "contradicted", "supported")):  # fmt: skip
+        vote("alice", target, alice)
+        vote("bob", target, bob)
+    assert open_disagreements(ready, "demo") == 3
+    vote("bob", changed, "supported")  # bob changes his mind: they agree now
+    adjudicate(
+        ready,
+        "lena",
+        settled["trace_id"],
+        settled["claim_index"],
+        "contradicted",
+        "the context says so",
+    )
+    listed = disagreements(ready, "demo", include_resolved=False)
+    assert [(d["trace_id"], d["claim_index"]) for d in listed] == [
+        (open_one["trace_id"], open_one["claim_index"])
+    ]
+    assert open_disagreements(ready, "demo") == len(listed) == 1
+    assert open_disagreements(ready, None) == 1  # every labelled trace: the same claims
+    assert len(disagreements(ready, "demo")) == 2  # the adjudicated one is listed as resolved
+
+
 def test_gold_and_where_the_judge_disagrees_with_it(ready):
     from annotate.labelling.adjudication import gold_labels, judge_disagreements
     from annotate.labelling.session import claim_view

@@ -21,13 +21,11 @@ class AdjudicationError(AnnotateError):
 def disagreements(store: Store, sample: str, include_resolved: bool = True) -> list[dict[str, Any]]:
     """Claims whose reviewers' current labels differ, with every vote and any adjudication."""
     claims: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for vote in evidence.votes(store, sample):
+    for vote in evidence.votes(store, sample, disagreeing=True):
         claims[(vote["trace_id"], vote["claim_index"])].append(vote)
     decided = {(a["trace_id"], a["claim_index"]): a for a in evidence.adjudications(store, sample)}
     result = []
     for (trace_id, claim_index), votes in sorted(claims.items()):
-        if len({v["label"] for v in votes}) < 2:
-            continue
         adjudication = decided.get((trace_id, claim_index))
         if adjudication and not include_resolved:
             continue

@@ -27,18 +27,52 @@ def _scope(alias: str, sample: str | None) -> tuple[str, list[Any]]:
 _CURRENT = "SEMI JOIN claims c ON c.trace_id = {a}.trace_id AND c.claim_index = {a}.claim_index "
 
 
-def votes(store: Store, sample: str | None) -> list[dict[str, Any]]:
-    """Each reviewer's current label of each claim (their latest event made blind to the judge:
-    annotate.labelling.blind), with when it was given."""
+def _current_votes(sample: str | None) -> tuple[str, list[Any]]:
+    """The SELECT of each reviewer's current label of each claim (votes' rows, unordered)."""
     join, params = _scope("e", sample)
-    return store.fetch_dicts(
+    return (
         "SELECT e.trace_id, e.claim_index, e.reviewer, arg_max(e.label, e.event_id) AS label, "
         "arg_max(e.error_type, e.event_id) AS error_type, arg_max(e.note, e.event_id) AS note, "
         "max(e.created_at) AS created_at "
         f"FROM label_events e{join} {_CURRENT.format(a='e')}WHERE {BLIND_EVENT.format(a='e')} "
-        "GROUP BY e.trace_id, e.claim_index, e.reviewer "
-        "ORDER BY e.trace_id, e.claim_index, e.reviewer",
+        "GROUP BY e.trace_id, e.claim_index, e.reviewer",
         params,
+    )
+
+
+# A disagreement: a claim whose reviewers' current labels are not all the same.
+_DISAGREEING = (
+    "SELECT trace_id, claim_index FROM current GROUP BY trace_id, claim_index "
+    "HAVING count(DISTINCT label) > 1"
+)
+
+
+def votes(store: Store, sample: str | None, disagreeing: bool = False) -> list[dict[str, Any]]:
+    """Each reviewer's current label of each claim (their latest event made blind to the judge:
+    annotate.labelling.blind), with when it was given; with `disagreeing`, of the claims whose
+    reviewers' labels differ only."""
+    select, params = _current_votes(sample)
+    only = f"WHERE (trace_id, claim_index) IN ({_DISAGREEING}) " if disagreeing else ""
+    return store.fetch_dicts(
+        f"WITH current AS ({select}) SELECT * FROM current {only}"
+        "ORDER BY trace_id, claim_index, reviewer",
+        params,
+    )
+
+
+def open_disagreements(store: Store, sample: str | None) -> int:
+    """How many claims' reviewers disagree with no adjudication yet: counted in DuckDB (a
+    lead's Home asks on every visit; reading every vote into Python took 0.2 s at 10,000
+    labelled claims)."""
+    select, params = _current_votes(sample)
+    join, scope = _scope("a", sample)
+    return int(
+        store.scalar(
+            f"WITH current AS ({select}) SELECT count(*) FROM ({_DISAGREEING}) d "
+            "WHERE (d.trace_id, d.claim_index) NOT IN (SELECT a.trace_id, a.claim_index "
+            f"FROM adjudications a{join} {_CURRENT.format(a='a')})",
+            [*params, *scope],
+        )
     )
 
 

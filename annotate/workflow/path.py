@@ -12,9 +12,8 @@ from typing import Any
 
 from annotate.agreement.reliability import pace
 from annotate.errors import counted
-from annotate.labelling.adjudication import disagreements
 from annotate.sampling.samples import list_samples
-from annotate.store import Store
+from annotate.store import Store, evidence
 from annotate.store import progress as sql
 
 
@@ -49,7 +48,7 @@ def lead_path(store: Store, sample: str | None = None) -> LeadPath:
         return LeadPath(None, names, _before_sampling(sql.store_traces(store)))
     counts = sql.sample_counts(store, chosen)
     reviewers = [_reviewer(row) for row in sql.reviewer_counts(store, chosen)]
-    open_items = len(disagreements(store, chosen, include_resolved=False))
+    open_items = evidence.open_disagreements(store, chosen)
     steps = _steps(chosen, counts, reviewers, open_items)
     return LeadPath(chosen, names, steps, reviewers, {**counts, "open_disagreements": open_items})
 
