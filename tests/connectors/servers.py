@@ -69,7 +69,15 @@ def _installer(venv: Path) -> list[str]:
     minutes), else the server venv's own pip."""
     uv = ROOT / ".venv" / "bin" / "uv"
     if uv.exists():
-        return [str(uv), "pip", "install", "--python", str(venv / "bin" / "python")]
+        # with bytecode: uv writes none by default, and the server imports hundreds of modules
+        return [
+            str(uv),
+            "pip",
+            "install",
+            "--compile-bytecode",
+            "--python",
+            str(venv / "bin" / "python"),
+        ]
     return [str(venv / "bin" / "python"), "-m", "pip", "install"]
 
 
