@@ -594,7 +594,8 @@ def test_the_bootstrap_interval_is_bca_over_groups_widened_for_few_groups():
     misread, the widening or its floor and cap changed, and the default resamples and seed
     (1,000, seed 0) changed: the interval equals BCa transcribed from Efron & Tibshirani (the
     draw that repeats every group once gives the estimate itself: a tie, counted half)."""
-    from annotate.stats.intervals import interval, resample_weights
+    from annotate.stats.intervals import interval
+    from annotate.stats.resamples import resample_weights
 
     rng = np.random.default_rng(12)
     groups = [f"t{k}" for k in range(12) for _ in range(1 + k % 3)]  # 1-3 units a group
@@ -681,7 +682,8 @@ def test_single_group_strata_are_pooled_and_shared_resamples_are_read_only():
 
     from scipy.stats import norm, t
 
-    from annotate.stats.intervals import few_groups_factor, resample_weights, shared_resamples
+    from annotate.stats.intervals import few_groups_factor
+    from annotate.stats.resamples import resample_weights, shared_resamples
 
     draws, member, strata = resample_weights(["a", "b", "c"], 200, 1, ["A", "A", "B"])
     assert strata == 1 and member.tolist() == [0, 1, 2]

@@ -14,7 +14,7 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotate.stats import ppi
 from annotate.stats import rates as est
-from annotate.stats.intervals import resample_weights
+from annotate.stats.resamples import resample_weights
 
 
 def fixed_example():

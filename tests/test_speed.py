@@ -13,7 +13,7 @@ from labelling_data import prepare
 from annotate.agreement.calibration import calibration, save_thresholds
 from annotate.labelling.assignment import assign
 from annotate.labelling.session import claim_view, record_verdict
-from annotate.stats.intervals import resample_weights, shared_resamples
+from annotate.stats.resamples import resample_weights, shared_resamples
 from annotate.store import evidence as evidence_sql
 from annotate.store.status import change_mark
 

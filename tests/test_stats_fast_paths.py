@@ -24,9 +24,9 @@ from annotate.stats.intervals import (
     few_groups_factor,
     interval,
     ratio,
-    resample_weights,
 )
 from annotate.stats.ratings import codes, counts_table
+from annotate.stats.resamples import resample_weights
 
 
 def plain_counts(table, categories):
@@ -132,12 +132,12 @@ def fresh_draws(groups, repetitions, seed, strata=None):
 
 
 def test_resample_draws_are_kept_and_give_the_same_numbers_to_each_caller(monkeypatch):
-    from annotate.stats import intervals
+    from annotate.stats import resamples
 
-    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
+    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
     made = []
-    real = intervals._draws
-    monkeypatch.setattr(intervals, "_draws", lambda *a: made.append(a) or real(*a))
+    real = resamples._draws
+    monkeypatch.setattr(resamples, "_draws", lambda *a: made.append(a) or real(*a))
     groups = [f"t{i % 300}" for i in range(900)]
     strata = [("a" if i % 300 < 120 else "b") for i in range(900)]
     first, _, _ = resample_weights(groups, 500, 11, strata)
@@ -149,18 +149,18 @@ def test_resample_draws_are_kept_and_give_the_same_numbers_to_each_caller(monkey
     assert again.dtype == np.float64 and np.array_equal(again, fresh_draws(groups, 500, 11, strata))
     other, _, _ = resample_weights(groups, 500, 12, strata)  # another seed: drawn
     assert len(made) == 2 and not np.array_equal(other, again)
-    kept = next(iter(intervals._RECENT_DRAWS.values()))
+    kept = next(iter(resamples._RECENT_DRAWS.values()))
     assert kept.dtype == np.uint8  # counts up to 180 (the larger stratum): a byte each
 
 
 def test_draws_larger_than_the_bound_are_not_kept(monkeypatch):
-    from annotate.stats import intervals
+    from annotate.stats import resamples
 
-    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
-    monkeypatch.setattr(intervals, "RECENT_DRAWS_BYTES", 1000)
+    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
+    monkeypatch.setattr(resamples, "RECENT_DRAWS_BYTES", 1000)
     groups = [f"t{i}" for i in range(50)]
     draws, _, _ = resample_weights(groups, 100, 3)  # 5,000 counts of a byte each
-    assert not intervals._RECENT_DRAWS
+    assert not resamples._RECENT_DRAWS
     assert np.array_equal(draws, fresh_draws(groups, 100, 3))
 
 
@@ -171,11 +171,11 @@ def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
     draw) and a caller that reads the matrix before it is whole."""
     import threading
 
-    from annotate.stats import intervals
+    from annotate.stats import resamples
 
-    monkeypatch.setattr(intervals, "_RECENT_DRAWS", type(intervals._RECENT_DRAWS)())
+    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
     made, inside, release = [], threading.Event(), threading.Event()
-    real = intervals._draws
+    real = resamples._draws
 
     def slow(*args):
         made.append(args)
@@ -183,10 +183,10 @@ def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
         assert release.wait(30)
         return real(*args)
 
-    monkeypatch.setattr(intervals, "_draws", slow)
+    monkeypatch.setattr(resamples, "_draws", slow)
     groups = [f"t{i % 300}" for i in range(900)]
     strata = [("a" if i % 300 < 120 else "b") for i in range(900)]
-    intervals.draw_ahead(groups, 500, 11, strata)
+    resamples.draw_ahead(groups, 500, 11, strata)
     assert inside.wait(30)  # under way on its own thread
     got = {}
     caller = threading.Thread(
@@ -199,8 +199,8 @@ def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
     caller.join(30)
     assert len(made) == 1
     assert np.array_equal(got["w"][0], fresh_draws(groups, 500, 11, strata))
-    intervals.draw_ahead(groups, 500, 11, strata)  # kept already: nothing drawn
-    intervals._AHEAD.submit(lambda: None).result(30)
+    resamples.draw_ahead(groups, 500, 11, strata)  # kept already: nothing drawn
+    resamples._AHEAD.submit(lambda: None).result(30)
     assert len(made) == 1
 
 

@@ -209,7 +209,7 @@ def run_report(args: argparse.Namespace, writer: Any, say: Any) -> int:
     from annotate.labelling.evidence import shared_evidence
     from annotate.report.document import build_report, write_report
     from annotate.report.render import warm_up
-    from annotate.stats.intervals import shared_resamples
+    from annotate.stats.resamples import shared_resamples
 
     warm_up()  # the chart engine starts while the numbers are computed
     # One read of the evidence and one set of resamples for calibration and agreement.

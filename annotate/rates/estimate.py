@@ -27,7 +27,7 @@ from annotate.rates.clustered import clustered
 from annotate.rates.inputs import RatesInput
 from annotate.stats import ppi
 from annotate.stats import rates as est
-from annotate.stats.intervals import resample_weights
+from annotate.stats.resamples import resample_weights
 
 ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
 LEVELS = ("claim", "response")

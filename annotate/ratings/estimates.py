@@ -13,8 +13,8 @@ import numpy as np
 from annotate.ratings.agreement import scores_by_reviewer
 from annotate.ratings.calibration import human_means, scale_or_seen
 from annotate.ratings.record import criterion_scale
-from annotate.stats.intervals import resample_weights
 from annotate.stats.rates import weighted_ratio
+from annotate.stats.resamples import resample_weights
 from annotate.store import Store
 from annotate.store import ratings as sql
 

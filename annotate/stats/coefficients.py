@@ -18,13 +18,9 @@ from annotate.stats.intervals import (
     Z95,
     Measure,
     Stat,
-    Weights,
-    draw_ahead,
     interval,
     proportion,
     ratio,
-    resample_weights,
-    shared_resamples,
     wilson_interval,
 )
 from annotate.stats.ratings import (
@@ -38,6 +34,7 @@ from annotate.stats.ratings import (
     undefined_reason,
     weight_matrix,
 )
+from annotate.stats.resamples import Weights, draw_ahead, resample_weights, shared_resamples
 
 __all__ = [
     "WEIGHTS", "Z95", "Label", "Measure", "Stat", "Table", "draw_ahead", "interval",

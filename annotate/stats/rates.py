@@ -120,7 +120,7 @@ def _trace_draws(
         by_stratum.setdefault(stratum, []).append(row)
     groups = [rows for rows in by_stratum.values() if counts[rows].sum() > 1]
     single = [row for rows in by_stratum.values() if counts[rows].sum() == 1 for row in rows]
-    if single:  # a stratum of one trace cannot vary: pooled, as intervals._pooled does
+    if single:  # a stratum of one trace cannot vary: pooled, as resamples._pooled does
         groups = (
             [*groups, single]
             if len(single) > 1 or not groups

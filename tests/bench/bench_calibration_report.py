@@ -17,7 +17,7 @@ import numpy as np
 from annotate.agreement.calibration import calibration
 from annotate.report.document import build_report, render_report
 from annotate.report.render import warm_up
-from annotate.stats.intervals import shared_resamples
+from annotate.stats.resamples import shared_resamples
 from annotate.store import open_store
 from tests.bench.figures import bench_size, show
 
