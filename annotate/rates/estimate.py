@@ -4,8 +4,7 @@ active sample, weighted_human and judge_corrected by active inference: rates.act
 weighted_human: gold on the sample, each trace weighted N_h / m_h (m_h: the stratum's traces
 with gold at this level), a ratio estimator; BCa bootstrap resampling traces within strata.
 judge_raw: the judge's share over the slice's frame traces it read (what a dashboard shows).
-judge_corrected: PPI++ (as ppi-python computes it) per stratum, combined with the strata's
-population shares.
+judge_corrected: PPI++ (as ppi-python) per stratum, combined with the strata's population shares.
 rogan_gladen: the raw rate corrected by the judge's design-weighted sensitivity and specificity
 on gold, with a bootstrap moving the raw rate and the calibration together.
 """
