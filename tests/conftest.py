@@ -171,3 +171,23 @@ def stored(db_path: Path, query: str) -> list[tuple]:
 def errors(result) -> list[tuple[int, str, str]]:
     """An `annotate import --json` result's errors as (line, field, message)."""
     return [(e["line"], e["field"], e["message"]) for e in result.json()["errors"]]
+
+
+def wait_until_waiting_for_a_read(thread) -> None:
+    """Until `thread` waits in annotate.kept.Recent.get for a read another thread is making
+    (its innermost frame on the `with reading:` line): a condition, not a pause."""
+    import linecache
+    import threading
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident)
+        if frame is not None and frame.f_code.co_name == "get":
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+            if frame.f_code.co_filename.endswith("annotate/kept/__init__.py") and "with reading:" in line:
+                return
+        if not thread.is_alive():
+            raise AssertionError("the thread ended without waiting for the read under way")
+        threading.Event().wait(0.005)  # poll again
+    raise AssertionError("the thread never waited for the read under way")

@@ -8,6 +8,7 @@ verdicts), not numbers of the rates code.
 from __future__ import annotations
 
 import pytest
+from conftest import wait_until_waiting_for_a_read
 from rates_data import JUDGE, make_store
 
 from annotate.rates.estimate import ESTIMATORS, rate_rows
@@ -151,7 +152,7 @@ def test_a_second_asker_waits_for_the_read_under_way():
     the frame read ahead each running the 300,000-trace query)."""
     import threading
 
-    from annotate.store.recent import Recent
+    from annotate.kept import Recent
 
     recent, release, inside, reads, got = Recent(2), threading.Event(), threading.Event(), [], {}
 
@@ -166,8 +167,7 @@ def test_a_second_asker_waits_for_the_read_under_way():
     assert inside.wait(30)
     second = threading.Thread(target=lambda: got.setdefault("second", recent.get("k", slow)))
     second.start()
-    second.join(0.2)
-    assert second.is_alive()  # waiting on the first read, not reading
+    wait_until_waiting_for_a_read(second)  # waiting on the first read, not reading
     release.set()
     first.join(30)
     second.join(30)
@@ -177,7 +177,7 @@ def test_a_second_asker_waits_for_the_read_under_way():
 
 
 def test_a_failed_read_is_not_kept_and_the_next_asker_reads_again():
-    from annotate.store.recent import Recent
+    from annotate.kept import Recent
 
     recent, calls = Recent(2), []
 

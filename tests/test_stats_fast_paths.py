@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import wait_until_waiting_for_a_read
 from scipy import stats as scipy_stats
 
 from annotate.report import render
@@ -134,7 +135,9 @@ def fresh_draws(groups, repetitions, seed, strata=None):
 def test_resample_draws_are_kept_and_give_the_same_numbers_to_each_caller(monkeypatch):
     from annotate.stats import resamples
 
-    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
+    monkeypatch.setattr(
+        resamples, "_RECENT_DRAWS", resamples._draws_kept(resamples.RECENT_DRAWS_BYTES)
+    )
     made = []
     real = resamples._draws
     monkeypatch.setattr(resamples, "_draws", lambda *a: made.append(a) or real(*a))
@@ -149,15 +152,14 @@ def test_resample_draws_are_kept_and_give_the_same_numbers_to_each_caller(monkey
     assert again.dtype == np.float64 and np.array_equal(again, fresh_draws(groups, 500, 11, strata))
     other, _, _ = resample_weights(groups, 500, 12, strata)  # another seed: drawn
     assert len(made) == 2 and not np.array_equal(other, again)
-    kept = next(iter(resamples._RECENT_DRAWS.values()))
+    kept = next(iter(resamples._RECENT_DRAWS._values.values()))
     assert kept.dtype == np.uint8  # counts up to 180 (the larger stratum): a byte each
 
 
 def test_draws_larger_than_the_bound_are_not_kept(monkeypatch):
     from annotate.stats import resamples
 
-    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
-    monkeypatch.setattr(resamples, "RECENT_DRAWS_BYTES", 1000)
+    monkeypatch.setattr(resamples, "_RECENT_DRAWS", resamples._draws_kept(1000))
     groups = [f"t{i}" for i in range(50)]
     draws, _, _ = resample_weights(groups, 100, 3)  # 5,000 counts of a byte each
     assert not resamples._RECENT_DRAWS
@@ -173,7 +175,9 @@ def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
 
     from annotate.stats import resamples
 
-    monkeypatch.setattr(resamples, "_RECENT_DRAWS", type(resamples._RECENT_DRAWS)())
+    monkeypatch.setattr(
+        resamples, "_RECENT_DRAWS", resamples._draws_kept(resamples.RECENT_DRAWS_BYTES)
+    )
     made, inside, release = [], threading.Event(), threading.Event()
     real = resamples._draws
 
@@ -193,8 +197,7 @@ def test_draws_made_ahead_are_the_same_and_not_drawn_again(monkeypatch):
         target=lambda: got.update(w=resample_weights(groups, 500, 11, strata))
     )
     caller.start()
-    caller.join(0.2)
-    assert caller.is_alive()  # waiting for the draw under way
+    wait_until_waiting_for_a_read(caller)  # waiting for the draw under way
     release.set()
     caller.join(30)
     assert len(made) == 1

@@ -11,13 +11,14 @@ from contextvars import ContextVar
 from typing import Any
 
 from annotate.judge.labels import ABSTAINED, label_map
+from annotate.kept import Recent
 from annotate.sampling.samples import known_sample
 from annotate.stats.gold import SUPPORTED, UNSUPPORTED, Evidence, judge_response_outcome
 from annotate.stats.shared import sharing
 from annotate.store import Store
 from annotate.store import evidence as sql
 from annotate.store.labels import active_rubric
-from annotate.store.recent import Recent, where
+from annotate.store.recent import where
 
 # Inside `shared_evidence()` (a report: calibration, then agreement on the same scope) each
 # store and sample's evidence is read once. Evidence is never changed after it is read.

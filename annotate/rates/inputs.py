@@ -18,6 +18,7 @@ import pandas as pd
 from annotate.errors import UsageError
 from annotate.judge.default import choose_judge
 from annotate.judge.labels import mapping_rows
+from annotate.kept import Recent
 from annotate.labelling.evidence import load_evidence
 from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
@@ -33,7 +34,7 @@ from annotate.store import Store
 from annotate.store import rates as sql
 from annotate.store.active import ActiveDesign, active_design
 from annotate.store.frame_verdicts import recorded_signatures
-from annotate.store.recent import Recent, where
+from annotate.store.recent import where
 from annotate.store.samples import (
     Filters,
     has_attribute,

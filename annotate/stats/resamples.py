@@ -5,8 +5,6 @@ a thread of their own. Pure numpy: no store, no streamlit.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -15,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from annotate.kept import Recent
 from annotate.stats.shared import sharing
 
 Weights = tuple[np.ndarray, np.ndarray, int]  # draws (R x G), each unit's group, strata count
@@ -77,10 +76,8 @@ def draw_ahead(
     if repetitions * len(groups) > RECENT_DRAWS_BYTES:
         return  # too large a matrix to be kept: drawn where it is used
     key, _, by_stratum = _draw_key(groups, repetitions, seed, strata)
-    with _RECENT_DRAWS_LOCK:
-        if key in _RECENT_DRAWS or key in _DRAWING:
-            return
-    _AHEAD.submit(_recent_draws, key, by_stratum)
+    if not _RECENT_DRAWS.busy(key):
+        _AHEAD.submit(_recent_draws, key, by_stratum)
 
 
 def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]) -> np.ndarray:
@@ -99,45 +96,29 @@ def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]
 # resample's cost (30-100 ms for 1,000 x 2,500). Same key, same numbers: each caller gets its
 # own float64 copy.
 RECENT_DRAWS_BYTES = 64 * 2**20
-_RECENT_DRAWS: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-_RECENT_DRAWS_LOCK = threading.Lock()
-_DRAWING: dict[tuple[Any, ...], threading.Lock] = {}  # draws under way: one at a time per key
+
+
+def _draws_kept(budget: int) -> Recent:
+    """The draws kept, by their key, as counts (compact), up to `budget` bytes."""
+    return Recent(budget, cost=lambda counts: counts.nbytes)
+
+
+_RECENT_DRAWS = _draws_kept(RECENT_DRAWS_BYTES)
 # draw_ahead's one thread: the second core beside the statistics' Python
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-draws")
 
 
-def _kept_draws(key: tuple[Any, ...]) -> np.ndarray | None:
-    with _RECENT_DRAWS_LOCK:
-        kept = _RECENT_DRAWS.get(key)
-        if kept is not None:
-            _RECENT_DRAWS.move_to_end(key)
-    return None if kept is None else kept.astype(np.float64)
-
-
 def _recent_draws(key: tuple[Any, ...], by_stratum: list[list[int]]) -> np.ndarray:
-    kept = _kept_draws(key)
-    if kept is not None:
-        return kept
-    with _RECENT_DRAWS_LOCK:
-        drawing = _DRAWING.setdefault(key, threading.Lock())
-    with drawing:  # a draw under way (draw_ahead's, another session's) is waited for
-        kept = _kept_draws(key)
-        if kept is not None:
-            return kept
-        try:
-            repetitions, seed, groups, _ = key
-            draws = _draws(repetitions, seed, groups, by_stratum)
-            largest = max((len(members) for members in by_stratum), default=0)
-            compact = draws.astype(np.min_scalar_type(largest))
-            with _RECENT_DRAWS_LOCK:
-                if compact.nbytes <= RECENT_DRAWS_BYTES:
-                    _RECENT_DRAWS[key] = compact
-                    while sum(m.nbytes for m in _RECENT_DRAWS.values()) > RECENT_DRAWS_BYTES:
-                        _RECENT_DRAWS.popitem(last=False)
-        finally:
-            with _RECENT_DRAWS_LOCK:
-                _DRAWING.pop(key, None)
-    return draws
+    """The draws for `key`, kept or drawn (a draw under way, draw_ahead's or another
+    session's, is waited for); the caller's own float64 copy."""
+
+    def draw() -> np.ndarray:
+        repetitions, seed, groups, _ = key
+        largest = max((len(members) for members in by_stratum), default=0)
+        draws = _draws(repetitions, seed, groups, by_stratum)
+        return draws.astype(np.min_scalar_type(largest))
+
+    return _RECENT_DRAWS.get(key, draw).astype(np.float64)
 
 
 # The draws depend only on the number of groups, their strata, the repetitions and the seed, so
