@@ -185,7 +185,10 @@ def wait_until_waiting_for_a_read(thread) -> None:
         frame = sys._current_frames().get(thread.ident)
         if frame is not None and frame.f_code.co_name == "get":
             line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-            if frame.f_code.co_filename.endswith("annotate/kept/__init__.py") and "with reading:" in line:
+            if (
+                frame.f_code.co_filename.endswith("annotate/kept/__init__.py")
+                and "with reading:" in line
+            ):
                 return
         if not thread.is_alive():
             raise AssertionError("the thread ended without waiting for the read under way")
