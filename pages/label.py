@@ -18,7 +18,7 @@ from annotate.store.assignments import reviewer_samples
 from widgets import claim_display
 from widgets import label_panels as panels
 from widgets.label import HIDE_SHOWN, Desk
-from widgets.ratings import rating_step
+from widgets.ratings import rating_step, ratings_now
 
 user = ui.require_role("reviewer", "lead")
 st.set_page_config(layout="wide")  # the claim column and the context side by side
@@ -78,23 +78,21 @@ def claim_area() -> None:
         st.session_state[desk.current] = view
     counts = held.progress()
     minutes = max((time.time() - session["started"]) / 60, 1 / 60)
-    st.progress(
-        counts["done"] / max(counts["assigned"], 1),
-        text=ui.fmt(
-            "{} / {} claims done in {} · this session {}, {} a minute",
-            counts["done"],
-            counts["assigned"],
-            sample,
-            counted(session["count"], "verdict"),
-            f"{session['count'] / minutes:.1f}",
-        ),
+    progress = claim_display.progress_html(
+        counts["done"],
+        counts["assigned"],
+        f"{counts['done']} / {counts['assigned']} claims done in {sample} · this session "
+        f"{counted(session['count'], 'verdict')}, {session['count'] / minutes:.1f} a minute",
     )
     if "label_error" in st.session_state:
         st.error(ui.md(st.session_state.pop("label_error")))
     if "label_notice" in st.session_state:  # a press answered apart from the claim on screen
         st.info(ui.md(st.session_state.pop("label_notice")))
     last = st.session_state.get("label_last")
-    if rating_step(store, user, last):  # the response's ratings come before the judge
+    due = ratings_now(store, user, last)
+    if due:  # the response's ratings come before the judge
+        st.html(progress)
+        rating_step(store, user, last, due)
         return
     if last is not None:
         for verdict in held.judge_feedback(store, last):  # the trace just finished
@@ -102,6 +100,8 @@ def claim_area() -> None:
             if verdict["claim_index"] is not None and unit == "claim":
                 unit = f"claim {verdict['claim_index'] + 1}"
             st.caption(ui.fmt("Judge on this trace ({}): {}", unit, verdict["label"]))
+    if view is None or "label_stale" in st.session_state:
+        st.html(progress)  # with the claim otherwise: one element (show_claim_box)
     if desk.stale_question():
         return
     if view is None:
@@ -114,7 +114,7 @@ def claim_area() -> None:
     left, right = st.columns([5, 6], gap="medium")
     with left:
         panels.changing_notice(view)  # Back or Reopen: a change, or a final verdict
-        details = claim_display.show_claim_box(view)
+        details = claim_display.show_claim_box(view, above=progress)
         desk.show_token(view, shown)  # after the claim: a token never precedes its claim
         mine = held.questions  # this claim's answers and the list
         panels.claim_answers(mine, view)

@@ -111,28 +111,33 @@ def test_a_page_refuses_a_role_even_if_reached(labelling_store):
     assert not app.dataframe
 
 
-def _claim_text(app: AppTest) -> str:
+def _claim_element(app: AppTest) -> str:
+    """The claim's element: the progress line, the claim box and its details line."""
     return next(h.proto.body for h in app.get("html") if "annotate-claim" in h.proto.body)
+
+
+def _claim_text(app: AppTest) -> str:
+    """The claim's box and details, without the progress line above it."""
+    element = _claim_element(app)
+    return element[element.index('<div class="annotate-claim-head"') :]
 
 
 def test_a_reviewer_labels_five_claims_goes_back_skips_and_sees_progress(labelling_store):
     app = app_as(User("alice", "reviewer"), "pages/label.py")
-    assert "0 / 36 claims done" in app.get("progress")[0].proto.text
+    assert "0 / 36 claims done" in _claim_element(app)
     shown = []
     for label in ["supported", "contradicted", "supported", "not_in_context", "supported"]:
         shown.append(_claim_text(app))
         button_for(app, f"label_button_{label}_").click().run()
         assert not app.exception, app.exception
     assert len(set(shown)) >= 3
-    assert "5 / 36 claims done" in app.get("progress")[0].proto.text
+    assert "5 / 36 claims done" in _claim_element(app)
     app.button(key="label_back_button").click().run()
     assert "Changing your last verdict" in app.warning[0].value
     assert _claim_text(app) == shown[-1]
     button_for(app, "label_button_contradicted_").click().run()
     button_for(app, "label_skip_").click().run()
-    assert (
-        "6 / 36 claims done" in app.get("progress")[0].proto.text
-    )  # 5 labelled (one twice) + 1 skipped
+    assert "6 / 36 claims done" in _claim_element(app)  # 5 labelled (one twice) + 1 skipped
     store = open_store(labelling_store)
     try:
         labels = store.fetchall(

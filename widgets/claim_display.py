@@ -10,7 +10,6 @@ import streamlit as st
 
 from annotate.errors import counted
 from annotate.report.render import stat_note
-from ui import fmt
 
 
 def _layered(
@@ -37,7 +36,11 @@ _PASSAGE = "background: rgba(0,120,255,0.13); border-bottom: 2px solid rgba(0,12
 _MISSING_MARK = '<mark class="annotate-missing" style="background: rgba(230,40,40,0.3)">'
 LABEL_CONTEXT_HEIGHT = 640  # px: the Label page's context pane; with the header it fits 1000 px
 _FOUND = "{} ({}) in the context"
-_MISSING = ":red-background[**{} ({}) not in the context**]"
+_MISSING = (
+    '<b class="annotate-detail-missing" style="background: rgba(255,43,43,0.1); '
+    'color: rgb(189,65,65);">{} ({}) not in the context</b>'
+)
+_DETAILS = "font-size: 0.875rem; margin-top: 0.5rem;"
 _KINDS = {"date": "date", "amount": "amount", "number": "number", "id": "id", "name": "name"}
 
 
@@ -50,26 +53,39 @@ def _claim_span(view) -> list[tuple[int, int]]:
     return [(start, end)] if start is not None and end is not None else []
 
 
-def show_claim_box(view) -> list:  # view: annotate.labelling.session.ClaimView
+def show_claim_box(view, above: str = "") -> list:  # view: annotate.labelling.session.ClaimView
     """The claim under its trace line, and a line of its numbers, dates, amounts and names
     saying whether the context has each: one it lacks stands out. Returns the details (for
-    the context). The trace line and the claim are one element: a claim drawn is one delta."""
+    the context). `above`: HTML drawn in the same element (the Label page's progress). The
+    trace line, the claim and its details are one element: a claim drawn is one delta (the
+    progress bar and a Markdown line beside it cost chromium 4-7 ms a press: docs/benchmarks.md)."""
     details = view.details()
-    st.html(claim_box_html(view, details))
-    if details:
-        st.markdown(details_line(details))
+    st.html(above + claim_box_html(view, details))
     return details
 
 
-def details_line(details: list) -> str:
-    """The claim's numbers, dates, amounts and names, each said found or not in the context
-    (Markdown: the template is ours, one piece per detail; every value is escaped)."""
-    template = " · ".join(_FOUND if d.in_context else _MISSING for d in details)
-    return fmt(template, *[v for d in details for v in (d.text, _KINDS[d.kind])])
+def progress_html(done: int, total: int, text: str) -> str:
+    """A progress line and its bar (`text` is escaped here)."""
+    return (
+        f'<div class="annotate-progress" style="font-size: 0.875rem;">{html.escape(text)}</div>'
+        f'<progress value="{int(done)}" max="{max(int(total), 1)}" '
+        f'style="width: 100%; height: 0.5rem; margin-bottom: 0.5rem;"></progress>'
+    )
+
+
+def details_html(details: list) -> str:
+    """The claim's numbers, dates, amounts and names, each said found or not in the context;
+    one the context lacks stands out. Every value is escaped."""
+    pieces = [
+        (_FOUND if d.in_context else _MISSING).format(html.escape(d.text), _KINDS[d.kind])
+        for d in details
+    ]
+    return f'<div class="annotate-details" style="{_DETAILS}">{" · ".join(pieces)}</div>'
 
 
 def claim_box_html(view, details: list) -> str:
-    """The trace line and the claim, its details missing from the context marked."""
+    """The trace line and the claim, its details missing from the context marked, and the
+    line of its details."""
     trace, claim = view.trace, view.claim
     heading = (
         f"Trace {trace['trace_id']} · {trace.get('feature') or ''} · claim {view.claim_index + 1}"
@@ -82,6 +98,7 @@ def claim_box_html(view, details: list) -> str:
         f'<div class="annotate-claim" data-claim="{html.escape(claim_key)}" '
         f'style="{_BOX} background: rgba(255,220,0,0.15)">'
         f"{_layered(claim['text'], [], marks, _MISSING_MARK)}</div>"
+        + (details_html(details) if details else "")
     )
 
 

@@ -19,14 +19,13 @@ def _rate(store, reviewer: str, trace_id: str, criterion: str, score: int | None
         st.session_state["label_error"] = str(exc)
 
 
-def rating_step(store, user, last) -> bool:
-    """Show the next criterion to rate on the trace of `last` (the claim just labelled), if
-    any is due; True when it is on screen (the page then shows nothing else)."""
-    if last is None:
-        return False
-    due = ratings_due(store, user.name, last.trace_id)
-    if not due:
-        return False
+def ratings_now(store, user, last) -> list[dict]:
+    """The criteria to rate now on the trace of `last` (the claim just labelled): [] if none."""
+    return [] if last is None else ratings_due(store, user.name, last.trace_id)
+
+
+def rating_step(store, user, last, due: list[dict]) -> None:
+    """Show the next criterion of `due` (ratings_now) to rate on the trace of `last`."""
     criterion = due[0]
     st.subheader(ui.fmt("Rate the whole response: {}", criterion["name"].replace("_", " ")))
     st.caption(ui.fmt("Trace {} · {}", last.trace_id, criterion["question"]))
@@ -48,7 +47,6 @@ def rating_step(store, user, last) -> bool:
             on_click=ui.guard(_rate),
             args=(store, user.name, trace, name, None),
         )
-    return True
 
 
 def ask_ratings_toggle(store, on_change) -> None:

@@ -64,12 +64,9 @@ def bump():
 def area():
     n = st.session_state.n
     shown = claims[n % len(claims)]
-    st.progress(n / (n + 10), text=f"{n} / {n + 10} claims done")
     left, right = st.columns([5, 6], gap="medium")
     with left:
         st.html(shown["claim"])
-        if shown["details"]:
-            st.markdown(shown["details"])
         st.button("Next", shortcut="1", on_click=bump)
     with right:
         st.html(shown["context"])
@@ -79,25 +76,26 @@ area()
 
 
 def content_pages(db: Path, reviewer: str, sample: str, count: int) -> list[dict[str, str]]:
-    """The first `count` claims of `reviewer`'s queue as the Label page draws them (CONTENT_APP)."""
+    """The first `count` claims of `reviewer`'s queue as the Label page draws them (CONTENT_APP):
+    the progress line, the claim box with its details, and the context pane."""
     from annotate.labelling.session import claim_view, reviewer_queue
     from widgets.claim_display import (
         LABEL_CONTEXT_HEIGHT,
         claim_box_html,
         context_pane_html,
-        details_line,
+        progress_html,
     )
 
     store = open_store(db, read_only=True)
     try:
         found = []
-        for item in reviewer_queue(store, reviewer, sample)[:count]:
+        for done, item in enumerate(reviewer_queue(store, reviewer, sample)[:count]):
             view = claim_view(store, item["trace_id"], item["claim_index"])
             details = view.details()
+            progress = progress_html(done, count, f"{done} / {count} claims done in {sample}")
             found.append(
                 {
-                    "claim": claim_box_html(view, details),
-                    "details": details_line(details) if details else "",
+                    "claim": progress + claim_box_html(view, details),
                     "context": context_pane_html(view, details, LABEL_CONTEXT_HEIGHT),
                 }
             )
