@@ -89,11 +89,19 @@ def _conditions(filters: Filters, max_import_id: int | None) -> tuple[list[str],
     return conds, params
 
 
+FRAME_COLUMNS = ("feature", "risk_category", "model", "timestamp", "attributes")
+
+
 def frame_cte(
-    filters: Filters, by: Sequence[str], max_import_id: int | None, seed: int | None = None
+    filters: Filters,
+    by: Sequence[str],
+    max_import_id: int | None,
+    seed: int | None = None,
+    columns: Sequence[str] = (),
 ) -> tuple[str, list[Any]]:
-    """`frame(trace_id, s0.., h)`: the judgeable traces that match, with stratum values and hash."""
-    selects, params = ["trace_id"], []
+    """`frame(trace_id, .., s0.., h)`: the judgeable traces that match, with the traces' `columns`
+    (of FRAME_COLUMNS: no query joins traces again for them), stratum values and hash."""
+    selects, params = ["trace_id", *(c for c in columns if c in FRAME_COLUMNS)], []
     for index, name in enumerate(by):
         expr, expr_params = _stratum_expr(name)
         selects.append(f"{expr} AS s{index}")
