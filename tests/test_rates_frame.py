@@ -7,14 +7,18 @@ verdicts), not numbers of the rates code.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import wait_until_waiting_for_a_read
 from rates_data import JUDGE, make_store
 
 from annotate.rates.estimate import ESTIMATORS, rate_rows
-from annotate.rates.inputs import load_inputs
+from annotate.rates.inputs import load_inputs, stratum_keys, with_response_outcomes
 from annotate.rates.trend import scores
+from annotate.stats.gold import SUPPORTED, UNSUPPORTED, judge_response_outcome
 from annotate.store import open_store
+from annotate.store.samples import stratum_key_text
 
 
 def test_the_frame_holds_each_sampled_trace_and_the_rest_by_combination(tmp_path):
@@ -190,3 +194,32 @@ def test_a_failed_read_is_not_kept_and_the_next_asker_reads_again():
             recent.get("k", failing)
     assert calls == [1, 1]
     assert recent.get("k", lambda: 3) == 3
+
+
+def test_response_outcomes_and_stratum_keys_follow_the_one_rule_row_by_row():
+    """with_response_outcomes and stratum_keys work once per distinct row; every row still gets
+    judge_response_outcome of one of its traces and stratum_key_text of its values."""
+    rng = np.random.default_rng(7)
+    verdicts = np.array([SUPPORTED, UNSUPPORTED, None], dtype=object)
+    for dtype in ("str", object):
+        n = 300
+        traces = rng.integers(1, 4, n)
+        unsupported, supported = rng.integers(0, 3, n), rng.integers(0, 3, n)
+        frame = pd.DataFrame({
+            "jresp": pd.array(rng.choice(verdicts, n), dtype=dtype),
+            "jcu": unsupported * traces, "jcn": (unsupported + supported) * traces,
+            "nclaims": rng.integers(0, 5, n), "traces": traces,
+            "s0": pd.array(rng.choice(np.array(["a", "b", None], dtype=object), n), dtype=dtype),
+            "s1": pd.array(rng.choice(np.array(["x", None], dtype=object), n), dtype=dtype),
+        })  # fmt: skip
+        found = with_response_outcomes(frame)
+        keys = stratum_keys(frame, 2)
+        for i, row in frame.iterrows():
+            said = row["jresp"] if isinstance(row["jresp"], str) else None
+            outcome = judge_response_outcome(said, int(unsupported[i]), int(supported[i]),
+                                             int(row["nclaims"]))  # fmt: skip
+            expected = {UNSUPPORTED: 1.0, SUPPORTED: 0.0}.get(outcome or "", np.nan)
+            got = found.loc[i, "jr"]
+            assert got == expected or (np.isnan(got) and np.isnan(expected))
+            values = tuple(v if isinstance(v, str) else None for v in (row["s0"], row["s1"]))
+            assert keys[i] == stratum_key_text(values)

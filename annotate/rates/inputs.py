@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from annotate.errors import UsageError
@@ -198,20 +199,23 @@ def load_inputs(
     query = _frame_query(store, sample, by, judge)
     row, strata_columns, judge = query.row, query.strata_columns, query.judge
     outcomes, unmapped, filters = query.outcomes, query.unmapped, query.filters
-    reading = _FrameBeside(store, query.args)  # DuckDB's, while the gold is read here
+    reading = _FrameBeside(store, query.args)  # DuckDB's, while the rest is read here
     try:
         claims, responses = gold_tables(store, sample)
+        strata = [
+            (stratum_key_text(key), population)
+            for key, population, _, _ in stored_strata(store, sample)
+        ]
+        units = sql.units(store, sample)
+        judge_claims = sql.claim_verdicts(store, sample, judge, outcomes)
+        rubric_versions = sql.judge_rubric_versions(store, judge) if judge else []
+        active = active_design(store, sample)
     except BaseException:
         reading.settle()  # nothing left running on the store when the error leaves
         raise
     frame = reading.frame()
     frame = with_response_outcomes(frame)
     frame["stratum"] = stratum_keys(frame, len(strata_columns))
-    strata = [
-        (stratum_key_text(key), population)
-        for key, population, _, _ in stored_strata(store, sample)
-    ]
-    units = sql.units(store, sample)
     if row.get("source"):
         frame = _with_undrawn(
             store, sample, strata_columns, frame, units, dict(strata), judge, outcomes
@@ -225,14 +229,14 @@ def load_inputs(
         units=units,
         claims=claims,
         responses=responses,
-        judge_claims=sql.claim_verdicts(store, sample, judge, outcomes),
+        judge_claims=judge_claims,
         judge=judge,
-        rubric_versions=sql.judge_rubric_versions(store, judge) if judge else [],
+        rubric_versions=rubric_versions,
         unmapped=unmapped,
         frame_elsewhere=_frame_elsewhere(row),
         judge_frame_known=(row.get("source") or {}).get("judge_counts") != "not recorded",
         frame_scope=None if row.get("source") else (filters, row["max_import_id"]),
-        active=active_design(store, sample),
+        active=active,
     )
 
 
@@ -276,16 +280,34 @@ def _with_undrawn(
 def with_response_outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with `jr`, each row's response outcome (1, 0 or NaN) by
     `judge_response_outcome` of one of its traces (a row's traces share their counts), in
-    place of the inputs jresp and nclaims."""
-    per_trace = zip(
-        frame["jresp"], frame["jcu"] // frame["traces"], (frame["jcn"] - frame["jcu"]) // frame["traces"],
-        frame["nclaims"], strict=True,
-    )  # fmt: skip
-    said = [judge_response_outcome(r if isinstance(r, str) else None, int(u), int(s), int(n))
-            for r, u, s, n in per_trace]  # fmt: skip
-    values: dict[str, float] = {UNSUPPORTED: 1.0, SUPPORTED: 0.0}
-    jr = pd.Series([values.get(o or "", math.nan) for o in said], index=frame.index, dtype=float)
+    place of the inputs jresp and nclaims. The rule runs once per distinct (response verdict,
+    counts): a frame's rows repeat a few hundred of them."""
+    traces = frame["traces"].to_numpy(np.int64)
+    jcu, jcn = frame["jcu"].to_numpy(np.int64), frame["jcn"].to_numpy(np.int64)
+    said = frame["jresp"].map({SUPPORTED: 1, UNSUPPORTED: 2}).fillna(0).to_numpy(np.int64)
+    per_trace = np.column_stack([said, jcu // traces, (jcn - jcu) // traces,
+                                 frame["nclaims"].to_numpy(np.int64)])  # fmt: skip
+    distinct, row_of = _distinct_rows(per_trace)
+    response, values = (None, SUPPORTED, UNSUPPORTED), {UNSUPPORTED: 1.0, SUPPORTED: 0.0}
+    found = [judge_response_outcome(response[r], int(u), int(s), int(n)) for r, u, s, n in distinct]
+    outcomes = np.array([values.get(o or "", math.nan) for o in found], dtype=float)
+    jr = pd.Series(outcomes[row_of.reshape(-1)], index=frame.index, dtype=float)
     return frame.drop(columns=["jresp", "nclaims"]).assign(jr=jr)
+
+
+def _distinct_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a table of counts (non-negative integers) and each row's place
+    among them: np.unique(values, axis=0), through one number per row where they fit one."""
+    if not len(values):
+        return values, np.zeros(0, dtype=np.int64)
+    dims = values.max(axis=0) + 1
+    try:
+        key = np.ravel_multi_index(tuple(values.T), tuple(dims))
+    except ValueError:  # too many combinations for one int64
+        distinct, row_of = np.unique(values, axis=0, return_inverse=True)
+        return distinct, row_of.reshape(-1)
+    found, row_of = np.unique(key, return_inverse=True)
+    return np.column_stack(np.unravel_index(found, tuple(dims))), row_of
 
 
 def frame_judge_counts(inputs: RatesInput) -> dict[str, dict[str, int]]:
@@ -307,14 +329,16 @@ def frame_judge_counts(inputs: RatesInput) -> dict[str, dict[str, int]]:
 
 
 def stratum_keys(frame: pd.DataFrame, width: int) -> pd.Series:
-    """Each frame trace's stratum key, written exactly as sample_units stores it."""
+    """Each frame trace's stratum key, written exactly as sample_units stores it (once per
+    distinct combination of the stratum values)."""
     columns = [f"s{i}" for i in range(width)]
+    if not columns:
+        return pd.Series(stratum_key_text(()), index=frame.index, dtype=object)
     values = frame[columns].astype(object).where(frame[columns].notna(), None)
     combos = values.drop_duplicates()
-    text = {tuple(r): stratum_key_text(tuple(r)) for r in combos.itertuples(index=False)}
-    return pd.Series(
-        [text[tuple(r)] for r in values.itertuples(index=False)], index=frame.index, dtype=object
-    )
+    text = [stratum_key_text(tuple(r)) for r in combos.itertuples(index=False)]
+    found = values.merge(combos.assign(_key=text), how="left", on=columns)  # None meets None
+    return pd.Series(found["_key"].to_numpy(object), index=frame.index, dtype=object)
 
 
 def gold_tables(store: Store, sample: str) -> tuple[pd.DataFrame, pd.DataFrame]:
