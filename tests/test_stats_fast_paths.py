@@ -21,6 +21,7 @@ from annotate.stats.alt_test import p_value
 from annotate.stats.coefficients import cohen_kappa, conger_measure, pair_measure
 from annotate.stats.intervals import (
     Measure,
+    _bca_levels,
     _one_blas_thread,
     few_groups_factor,
     interval,
@@ -290,3 +291,18 @@ def test_a_rating_table_ordered_by_rank_is_ordered_as_by_repr():
     assert rating_table(subset, rank=rank) == rating_table(subset)
     assert rating_table(subset, rank={("t-2", 10): 0}) == rating_table(subset)  # not all ranked
     assert rating_table(labels, min_ratings=2) == ([("t-2", 10)], ["a", "b"], [["y", "y"]])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bca_levels_with_counts_equal_the_levels_of_the_repeated_jackknife(seed):
+    """The trace bootstrap's jackknife has one value per kind of trace: weighting each by its
+    count gives the levels of the jackknife with each value repeated (up to summation order)."""
+    rng = np.random.default_rng(seed)
+    kinds = int(rng.integers(1, 300))
+    jack = rng.choice([0.1, 0.2, 0.25, 0.3], kinds) + rng.normal(0, 1e-3, kinds)
+    jack[rng.random(kinds) < 0.1] = np.nan
+    counts = rng.integers(1, 50, kinds)
+    values = rng.normal(0.22, 0.02, 1000)
+    repeated = _bca_levels(values, 0.22, np.repeat(jack, counts), 0.95)
+    weighted = _bca_levels(values, 0.22, jack, 0.95, counts)
+    assert weighted == pytest.approx(repeated, rel=1e-12, abs=1e-15)

@@ -149,18 +149,34 @@ def proportion(hits: int, n: int, empty: str) -> Stat:
 
 
 def _bca_levels(
-    values: np.ndarray, theta: float, jackknife: np.ndarray, level: float
+    values: np.ndarray,
+    theta: float,
+    jackknife: np.ndarray,
+    level: float,
+    counts: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """Efron's bias-corrected and accelerated percentile levels (Efron & Tibshirani 1993, 14.3)."""
+    """Efron's bias-corrected and accelerated percentile levels (Efron & Tibshirani 1993, 14.3).
+
+    `counts`: how many groups each jackknife value stands for (positive), as if each were
+    repeated that often: the sums then take a product per distinct value, not one term per
+    group (300,000 traces of a few thousand kinds)."""
     normal, tail = NormalDist(), (1 - level) / 2
     count = len(values)
     tie = np.abs(values - theta) <= 1e-9 * max(1.0, abs(theta))  # rounding is not a difference
     below = (np.sum((values < theta) & ~tie) + 0.5 * np.sum(tie)) / count
     z0 = normal.inv_cdf(min(max(below, 1 / (count + 1)), count / (count + 1)))
-    spread = jackknife[~np.isnan(jackknife)]
-    d = np.round(spread.mean() - spread, 12) if len(spread) else np.zeros(1)
-    scale = 6 * float((d**2).sum()) ** 1.5
-    a = float((d**3).sum()) / scale if scale > 0 else 0.0
+    known = ~np.isnan(jackknife)
+    spread = jackknife[known]
+    if counts is None:
+        d = np.round(spread.mean() - spread, 12) if len(spread) else np.zeros(1)
+        squares, cubes = float((d**2).sum()), float((d**3).sum())
+    else:
+        weights = counts[known].astype(float)
+        mean = float(weights @ spread) / weights.sum() if len(spread) else 0.0
+        d = np.round(mean - spread, 12)
+        squares, cubes = float(weights @ d**2), float(weights @ d**3)
+    scale = 6 * squares**1.5
+    a = cubes / scale if scale > 0 else 0.0
     levels = []
     for alpha in (tail, 1 - tail):
         z = z0 + normal.inv_cdf(alpha)

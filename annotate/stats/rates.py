@@ -100,8 +100,9 @@ def clustered_ratio(
     traces = int(counts.sum())
     if traces - strata_count < 1 or len(values) < resamples / 2:
         return theta, math.nan, math.nan
-    jack = np.repeat(ratio(total[0] - per_trace[:, 0], total[1] - per_trace[:, 1]), counts)
-    low_level, high_level = _bca_levels(values, theta, jack, level)
+    jack = ratio(total[0] - per_trace[:, 0], total[1] - per_trace[:, 1])  # one per trace alike
+    drawn = counts > 0
+    low_level, high_level = _bca_levels(values, theta, jack[drawn], level, counts[drawn])
     low, high = np.quantile(values, [low_level, high_level])
     factor = few_groups_factor(traces - strata_count, level)
     return (
