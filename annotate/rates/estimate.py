@@ -30,6 +30,7 @@ from annotate.stats import rates as est
 from annotate.stats.resamples import resample_weights
 
 ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
+_PAIRED = {"judge_corrected", "rogan_gladen"}  # the estimators reading (gold, judge) pairs
 LEVELS = ("claim", "response")
 MIN_TRACES = 10  # labelled traces a slice needs for a human rate
 MIN_PAIRS = 10  # (gold, judge) pairs a slice needs before the judge counts as calibrated there
@@ -97,14 +98,8 @@ def weighted_human(
         f"{traces} traces within {strata} strata, {design.resamples} resamples, seed {design.seed}"
     )
     if traces < MIN_TRACES:
-        return est.Rate(
-            None,
-            None,
-            None,
-            n,
-            method,
-            f"too little data: {counted(traces, 'labelled trace')} (< {MIN_TRACES})",
-        )
+        reason = f"too little data: {counted(traces, 'labelled trace')} (< {MIN_TRACES})"
+        return est.Rate(None, None, None, n, method, reason)
     gap = gaps.strata_without_gold(set(design.units["stratum"]), part, level)
     if gap:
         return est.Rate(None, None, None, n, method, gap)
@@ -310,15 +305,19 @@ def rate_rows(
     resamples: int = 1000,
     seed: int = 0,
     where: Mapping[str, Any] | None = None,
+    overall: bool = True,
 ) -> list[dict[str, Any]]:
-    """The `annotate rates --json` rows: per slice, level and estimator."""
+    """The `annotate rates --json` rows: per slice, level and estimator (the overall slice's
+    only when `overall`)."""
     rows = []
     for level in levels:
         design = Design(inputs, level, resamples, seed)
-        pairs, level_inputs = with_pairs(inputs, level)
+        pairs, level_inputs = (
+            with_pairs(inputs, level) if _PAIRED & {*estimators} else (None, inputs)
+        )
         scope = _restrict(level_inputs.frame, where)
         parts = slice_frames(scope, by)
-        for key in slice_keys(_known_rows(inputs, scope, by), by):
+        for key in slice_keys(_known_rows(inputs, scope, by), by)[0 if overall else 1 :]:
             values = {**(where or {}), **key}
             part = parts.get(tuple(key.values()), scope.iloc[:0]) if key else scope
             found = _estimates(level_inputs, design, values, part, level, estimators, pairs)

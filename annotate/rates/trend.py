@@ -42,11 +42,9 @@ def trend(
     resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    rows = [
-        r
-        for r in rate_rows(inputs, [window], [level], estimators, threshold, resamples, seed)
-        if r["slice"]
-    ]
+    rows = rate_rows(
+        inputs, [window], [level], estimators, threshold, resamples, seed, overall=False
+    )
     return {
         "window": window,
         "level": level,
