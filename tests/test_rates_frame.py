@@ -7,6 +7,8 @@ verdicts), not numbers of the rates code.
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -223,3 +225,21 @@ def test_response_outcomes_and_stratum_keys_follow_the_one_rule_row_by_row():
             assert got == expected or (np.isnan(got) and np.isnan(expected))
             values = tuple(v if isinstance(v, str) else None for v in (row["s0"], row["s1"]))
             assert keys[i] == stratum_key_text(values)
+
+
+def test_the_collector_is_paused_while_a_lead_view_is_computed_and_back_after(
+    tmp_path, monkeypatch
+):
+    from annotate.agreement.reliability import agreement
+    from annotate.rates import view
+
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}))
+    seen = []
+    real = view.load_inputs
+    monkeypatch.setattr(view, "load_inputs", lambda *a: seen.append(gc.isenabled()) or real(*a))
+    assert gc.isenabled()
+    view.rates_view(store, "main", ["feature"], None, "response", 0.1)
+    assert seen == [False] and gc.isenabled()
+    agreement(store, "main")
+    assert gc.isenabled()
+    store.close()

@@ -16,6 +16,7 @@ from annotate.accounts.activity import Actor, record_act
 from annotate.agreement.reliability import check_scope
 from annotate.agreement.tables import ranks, rating_table, trace_of
 from annotate.errors import UsageError
+from annotate.ingest.collector import collector_paused
 from annotate.judge.labels import ABSTAINED
 from annotate.labelling.evidence import judge_labels, judged_units, load_evidence
 from annotate.sampling.samples import known_sample
@@ -228,6 +229,7 @@ def check_names(store: Store, judge: str, sample: str | None) -> None:
         known_sample(store, sample)
 
 
+@collector_paused()  # its ~30,000 small objects hold no cycles (see rates.view)
 def calibration(
     store: Store,
     judge: str,

@@ -20,6 +20,7 @@ from annotate.accounts.activity import Actor, record_act
 from annotate.agreement.measures import NOMINAL_STATS, SCORE_STATS, scale_of
 from annotate.agreement.tables import Labels, paired_units, ranks, rating_table, trace_of
 from annotate.errors import UsageError
+from annotate.ingest.collector import collector_paused
 from annotate.labelling.evidence import load_evidence
 from annotate.stats import coefficients as stats
 from annotate.stats.gold import (
@@ -186,6 +187,7 @@ def agreement_document(
     return document
 
 
+@collector_paused()  # its ~30,000 small objects hold no cycles (see rates.view)
 def agreement(
     store: Store,
     sample: str | None = None,
