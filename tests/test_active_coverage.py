@@ -163,3 +163,25 @@ def test_probabilities_keep_the_budget_the_cap_and_the_floor():
     assert pi.sum() == pytest.approx(600)
     assert pi.max() <= 1.0 and pi.min() >= 0.3 * 600 / 2000 - 1e-12
     assert np.all(np.diff(pi[np.argsort(variance)]) >= -1e-12)  # rises with the uncertainty
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_planner_on_entries_standing_for_several_traces_equals_it_on_the_traces(seed):
+    """label_savings gives each frame row the traces it stands for: the floor, the shares and
+    the labels needed are those of the variances repeated once per trace."""
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(2, 200))
+    v = rng.choice([0.0, 0.02, 0.1, 0.25], rows) * rng.random(rows)
+    counts = rng.integers(1, 400, rows)
+    each = np.repeat(v, counts)
+    floor = active.choose_floor(v, counts)
+    assert floor == active.choose_floor(each)
+    shares = active.design_shares(v, floor, counts)
+    assert np.repeat(shares, counts) == pytest.approx(active.design_shares(each, floor), rel=1e-12)
+    uniform = np.full(rows, 1.0 / counts.sum())
+    for width in (0.02, 0.05, 0.1):
+        for a, a_each in ((uniform, np.full(len(each), 1.0 / len(each))),
+                          (shares, active.design_shares(each, floor))):  # fmt: skip
+            assert active.labels_for_width(v, a, width, counts) == active.labels_for_width(
+                each, a_each, width
+            )

@@ -217,20 +217,22 @@ def label_savings(inputs: RatesInput, width: float) -> dict[str, Any]:
         raise UsageError(f"--width is a share between 0 and 1 (0.04 = four points), got {width}")
     frame = inputs.frame
     # A frame row stands for `traces` traces of one stratum and judge outcome, so one cell:
-    # the variances are taken per row and repeated per trace (300,000 strings were not).
-    counts = frame["traces"].to_numpy(int)
-    stratum = frame["stratum"].astype(str).to_numpy()
+    # the variances are taken per row, each standing for its row's traces (300,000 strings,
+    # then 300,000 repeated variances, were not).
+    rows = frame[frame["traces"] > 0]
+    counts = rows["traces"].to_numpy(np.int64)
+    stratum = rows["stratum"].astype(str).to_numpy()
     gold = inputs.responses.merge(inputs.units[["trace_id", "stratum"]], on="trace_id")
     pairs = gold.merge(frame[["trace_id", "jr"]], on="trace_id", how="left")
-    v_judge = np.repeat(_cell_rates(stratum, frame["jr"].to_numpy(float), pairs), counts)
-    v_human = np.repeat(_human_variance(stratum, gold), counts)
-    n = len(v_judge)
-    floor = stats.choose_floor(v_judge)
-    uniform = np.full(n, 1.0 / n)
+    v_judge = _cell_rates(stratum, rows["jr"].to_numpy(float), pairs)
+    v_human = _human_variance(stratum, gold)
+    floor = stats.choose_floor(v_judge, counts)
+    uniform = np.full(len(counts), 1.0 / int(counts.sum()))
+    active = stats.design_shares(v_judge, floor, counts)
     found = {
-        "uniform_human": stats.labels_for_width(v_human, uniform, width),
-        "uniform_ppi": stats.labels_for_width(v_judge, uniform, width),
-        "active": stats.labels_for_width(v_judge, stats.design_shares(v_judge, floor), width),
+        "uniform_human": stats.labels_for_width(v_human, uniform, width, counts),
+        "uniform_ppi": stats.labels_for_width(v_judge, uniform, width, counts),
+        "active": stats.labels_for_width(v_judge, active, width, counts),
     }
     return {
         **found,

@@ -34,11 +34,18 @@ def error_variance(score: np.ndarray) -> np.ndarray:
     return score * (1 - score)
 
 
-def design_shares(variance: np.ndarray, floor_weight: float) -> np.ndarray:
+def design_shares(
+    variance: np.ndarray, floor_weight: float, counts: np.ndarray | None = None
+) -> np.ndarray:
     """Each trace's share of the budget: (1 - tau) sqrt(v) / sum sqrt(v) + tau / N. sqrt(v) is
     the variance-optimal rule for an AIPW mean (Zrnic & Candès, section 3); tau keeps every
-    trace's probability at least tau * n / N."""
+    trace's probability at least tau * n / N. `counts`: the traces each entry of a 1-D
+    `variance` stands for (the same as repeating it; each trace's share)."""
     u = np.sqrt(np.clip(np.asarray(variance, dtype=float), 0.0, None))
+    if counts is not None:
+        total, uniform = float(counts @ u), np.full(u.shape, 1.0 / int(counts.sum()))
+        scaled = u / total if total > 0 else uniform
+        return (1 - floor_weight) * scaled + floor_weight * uniform
     uniform = np.full(u.shape, 1.0 / u.shape[-1])
     total = u.sum(axis=-1, keepdims=True)
     scaled = np.divide(u, total, out=uniform.copy(), where=total > 0)
@@ -67,23 +74,31 @@ def predicted_variance(variance: np.ndarray, shares: np.ndarray, labels: float) 
     return float((v / (labels * shares) - v).sum() / len(v) ** 2)
 
 
-def labels_for_width(variance: np.ndarray, shares: np.ndarray, width: float) -> int:
+def labels_for_width(
+    variance: np.ndarray, shares: np.ndarray, width: float, counts: np.ndarray | None = None
+) -> int:
     """The least n whose 95% normal interval has total width `width`: n = sum(v / a) /
-    (N^2 V + sum v), V = (width / 2 / 1.96)^2; at most the frame."""
+    (N^2 V + sum v), V = (width / 2 / 1.96)^2; at most the frame (`counts`: design_shares')."""
     v = np.asarray(variance, dtype=float)
+    frame = len(v) if counts is None else int(counts.sum())
     target = (width / 2 / NormalDist().inv_cdf(0.975)) ** 2
-    needed = float((v / shares).sum() / (len(v) ** 2 * target + v.sum()))
-    return int(min(len(v), np.ceil(needed - 1e-9)))
+    needed = _over_traces(v / shares, counts) / (frame**2 * target + _over_traces(v, counts))
+    return int(min(frame, np.ceil(needed - 1e-9)))
 
 
-def choose_floor(variance: np.ndarray) -> float:
+def _over_traces(values: np.ndarray, counts: np.ndarray | None) -> float:
+    """The sum over the traces of a 1-D array whose entries stand for `counts` traces each."""
+    return float(values.sum()) if counts is None else float(counts @ values)
+
+
+def choose_floor(variance: np.ndarray, counts: np.ndarray | None = None) -> float:
     """The planner's mixing weight: the largest of FLOORS whose predicted variance is within
     FLOOR_TOLERANCE of the least (a flat uncertainty gains nothing from following it, and a
-    larger floor protects against an uncertainty that is wrong)."""
+    larger floor protects against an uncertainty that is wrong). `counts`: design_shares'."""
     v = np.asarray(variance, dtype=float)
     if not v.sum():
         return 1.0
-    costs = [float((v / design_shares(v, tau)).sum()) for tau in FLOORS]
+    costs = [_over_traces(v / design_shares(v, tau, counts), counts) for tau in FLOORS]
     best = min(costs)
     return max(
         tau for tau, cost in zip(FLOORS, costs, strict=True) if cost <= best * FLOOR_TOLERANCE
