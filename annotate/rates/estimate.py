@@ -31,6 +31,7 @@ from annotate.stats.resamples import resample_weights
 
 ESTIMATORS = ("weighted_human", "judge_raw", "judge_corrected", "rogan_gladen")
 _PAIRED = {"judge_corrected", "rogan_gladen"}  # the estimators reading (gold, judge) pairs
+_READ = {"trace_id", "stratum", "traces", "jcu", "jcn", "jr", "labelled"}  # of a slice's rows
 LEVELS = ("claim", "response")
 MIN_TRACES = 10  # labelled traces a slice needs for a human rate
 MIN_PAIRS = 10  # (gold, judge) pairs a slice needs before the judge counts as calibrated there
@@ -275,15 +276,9 @@ def rogan_gladen(
     if _not_by_strata(inputs, values):
         return est.Rate(None, None, None, len(in_slice), method, inputs.frame_elsewhere)
     if raw.rate is None or len(in_slice) < MIN_PAIRS:
-        return est.Rate(
-            None,
-            None,
-            None,
-            len(in_slice),
-            method,
-            f"judge not calibrated here: {counted(len(in_slice), 'unit')} with gold and a verdict "
-            f"(< {MIN_PAIRS})",
-        )
+        units = counted(len(in_slice), "unit")
+        reason = f"judge not calibrated here: {units} with gold and a verdict (< {MIN_PAIRS})"
+        return est.Rate(None, None, None, len(in_slice), method, reason)
     members = np.flatnonzero(_mask(design.units, values))
     cells = rg.weighted_cells(design.units, in_slice)[members]
     unfit = gaps.rogan_gladen_unfit(raw.rate, cells.sum(axis=0))
@@ -316,6 +311,7 @@ def rate_rows(
             with_pairs(inputs, level) if _PAIRED & {*estimators} else (None, inputs)
         )
         scope = _restrict(level_inputs.frame, where)
+        scope = scope[[c for c in scope.columns if c in _READ or c in by]]  # not the others'
         parts = slice_frames(scope, by)
         for key in slice_keys(_known_rows(inputs, scope, by), by)[0 if overall else 1 :]:
             values = {**(where or {}), **key}
