@@ -108,9 +108,9 @@ def test_a_revisit_reads_the_rates_until_the_store_changes(rates_store, monkeypa
 
     reads: list[str] = []
 
-    def counted(store, sample, by, judge=None):
+    def counted(store, sample, by, judge=None, draws=None):
         reads.append(sample)
-        return load_inputs(store, sample, by, judge)
+        return load_inputs(store, sample, by, judge, draws)
 
     from annotate.rates.inputs import load_inputs
 

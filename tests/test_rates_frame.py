@@ -243,3 +243,28 @@ def test_the_collector_is_paused_while_a_lead_view_is_computed_and_back_after(
     agreement(store, "main")
     assert gc.isenabled()
     store.close()
+
+
+def test_the_rates_draws_made_beside_the_frame_are_the_ones_their_rates_use(tmp_path, monkeypatch):
+    """load_inputs with `draws` starts the bootstrap's draws of that level while the frame is
+    read, for the groups the rates resample: the rates then draw nothing more (a draw under
+    way is waited for), and they are the rates of inputs read without."""
+    from annotate.rates import inputs as rate_inputs
+    from annotate.rates.estimate import Design
+    from annotate.stats import resamples
+
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}))
+    plain = rate_rows(load_inputs(store, "main", ["feature"]), ["feature"], ["response"])
+    monkeypatch.setattr(
+        resamples, "_RECENT_DRAWS", resamples._draws_kept(resamples.RECENT_DRAWS_BYTES)
+    )
+    asked, made = [], []
+    real_ahead, real_draws = rate_inputs.draw_ahead, resamples._draws
+    monkeypatch.setattr(rate_inputs, "draw_ahead", lambda *a: asked.append(a) or real_ahead(*a))
+    monkeypatch.setattr(resamples, "_draws", lambda *a: made.append(a) or real_draws(*a))
+    inputs = load_inputs(store, "main", ["feature"], draws=("response", 1000, 0))
+    assert rate_rows(inputs, ["feature"], ["response"]) == plain
+    units = Design(inputs, "response", 1000, 0).units
+    assert asked == [(list(units["trace_id"]), 1000, 0, list(units["stratum"]))]
+    assert len(made) == 1
+    store.close()

@@ -24,7 +24,7 @@ from annotate.errors import counted, stratum_label
 from annotate.rates import active_rates, gaps
 from annotate.rates import rogan_gladen as rg
 from annotate.rates.clustered import clustered
-from annotate.rates.inputs import RatesInput
+from annotate.rates.inputs import RatesInput, labelled_units, per_trace_gold
 from annotate.stats import ppi
 from annotate.stats import rates as est
 from annotate.stats.resamples import resample_weights
@@ -37,6 +37,7 @@ MIN_TRACES = 10  # labelled traces a slice needs for a human rate
 MIN_PAIRS = 10  # (gold, judge) pairs a slice needs before the judge counts as calibrated there
 MIN_STRATUM_PAIRS = 2  # and in each of its strata (PPI needs a variance per stratum)
 DEFAULT_THRESHOLD = 0.10
+RESAMPLES, SEED = 1000, 0  # the bootstrap's, unless a caller says otherwise
 
 
 def slice_keys(frame: pd.DataFrame, by: Sequence[str]) -> list[dict[str, Any]]:
@@ -63,9 +64,7 @@ class Design:
     """The labelled traces of one level, their weights and the shared bootstrap resamples."""
 
     def __init__(self, inputs: RatesInput, level: str, resamples: int, seed: int) -> None:
-        per_trace = _per_trace_gold(inputs, level)
-        units = inputs.units.merge(per_trace, on="trace_id", how="inner")
-        units = units[units["den"] > 0]
+        units = labelled_units(inputs.units, inputs.claims, inputs.responses, level)
         labelled = units.groupby("stratum")["trace_id"].transform("count")
         populations = units["stratum"].map(inputs.populations).astype(float)
         units = units.assign(w=active_rates.design_weights(inputs, units, populations / labelled))
@@ -78,10 +77,7 @@ class Design:
 
 
 def _per_trace_gold(inputs: RatesInput, level: str) -> pd.DataFrame:
-    if level == "response":
-        return inputs.responses.rename(columns={"gold": "num"}).assign(den=1)
-    grouped = inputs.claims.groupby("trace_id")["gold"].agg(["sum", "count"]).reset_index()
-    return grouped.rename(columns={"sum": "num", "count": "den"})
+    return per_trace_gold(inputs.claims, inputs.responses, level)
 
 
 def weighted_human(
@@ -297,8 +293,8 @@ def rate_rows(
     levels: Sequence[str] = ("claim",),
     estimators: Sequence[str] = ESTIMATORS,
     threshold: float = DEFAULT_THRESHOLD,
-    resamples: int = 1000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     where: Mapping[str, Any] | None = None,
     overall: bool = True,
 ) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from annotate.stats.gold import (
     judge_response_outcome,
     response_gold,
 )
+from annotate.stats.resamples import draw_ahead
 from annotate.store import Store
 from annotate.store import rates as sql
 from annotate.store.active import ActiveDesign, active_design
@@ -194,8 +195,15 @@ def _read_on(cursor: Store, args: tuple[Any, ...]) -> pd.DataFrame:
 
 
 def load_inputs(
-    store: Store, sample: str, by: Sequence[str] = (), judge: str | None = None
+    store: Store,
+    sample: str,
+    by: Sequence[str] = (),
+    judge: str | None = None,
+    draws: tuple[str, int, int] | None = None,
 ) -> RatesInput:
+    """`draws`: the (level, resamples, seed) of a rate's bootstrap (estimate.Design), drawn on a
+    thread of its own while DuckDB reads the frame (numpy's draws and DuckDB both run off
+    Python's lock), so the rate finds them drawn."""
     query = _frame_query(store, sample, by, judge)
     row, strata_columns, judge = query.row, query.strata_columns, query.judge
     outcomes, unmapped, filters = query.outcomes, query.unmapped, query.filters
@@ -207,6 +215,9 @@ def load_inputs(
             for key, population, _, _ in stored_strata(store, sample)
         ]
         units = sql.units(store, sample)
+        if draws is not None:
+            drawn = labelled_units(units, claims, responses, draws[0])
+            draw_ahead(list(drawn["trace_id"]), draws[1], draws[2], list(drawn["stratum"]))
         judge_claims = sql.claim_verdicts(store, sample, judge, outcomes)
         rubric_versions = sql.judge_rubric_versions(store, judge) if judge else []
         active = active_design(store, sample)
@@ -339,6 +350,24 @@ def stratum_keys(frame: pd.DataFrame, width: int) -> pd.Series:
     text = [stratum_key_text(tuple(r)) for r in combos.itertuples(index=False)]
     found = values.merge(combos.assign(_key=text), how="left", on=columns)  # None meets None
     return pd.Series(found["_key"].to_numpy(object), index=frame.index, dtype=object)
+
+
+def per_trace_gold(claims: pd.DataFrame, responses: pd.DataFrame, level: str) -> pd.DataFrame:
+    """trace_id, num, den: each labelled trace's gold at `level` (its unsupported claims over
+    its claims with gold; its response's gold over 1)."""
+    if level == "response":
+        return responses.rename(columns={"gold": "num"}).assign(den=1)
+    grouped = claims.groupby("trace_id")["gold"].agg(["sum", "count"]).reset_index()
+    return grouped.rename(columns={"sum": "num", "count": "den"})
+
+
+def labelled_units(
+    units: pd.DataFrame, claims: pd.DataFrame, responses: pd.DataFrame, level: str
+) -> pd.DataFrame:
+    """The sample's units with gold at `level`, in their order, with per_trace_gold's num and
+    den: the groups a rate's bootstrap resamples (estimate.Design)."""
+    found = units.merge(per_trace_gold(claims, responses, level), on="trace_id", how="inner")
+    return found[found["den"] > 0]
 
 
 def gold_tables(store: Store, sample: str) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from annotate.ingest.collector import collector_paused
 from annotate.rates.budget import plan_labels
-from annotate.rates.estimate import ESTIMATORS, rate_rows
+from annotate.rates.estimate import ESTIMATORS, RESAMPLES, SEED, rate_rows
 from annotate.rates.inputs import RatesInput, load_inputs
 from annotate.rates.trend import error_types, scores, trend
 from annotate.store import Store
@@ -31,13 +31,17 @@ _LAST: dict[tuple[Any, ...], RatesInput] = {}  # the newest read, shared (never 
 _LOCK = threading.Lock()
 
 
-def shared_inputs(store: Store, sample: str, by: Sequence[str], judge: str | None) -> RatesInput:
-    """load_inputs, kept for the next call with the same settings until the store changes."""
+def shared_inputs(
+    store: Store, sample: str, by: Sequence[str], judge: str | None, level: str | None = None
+) -> RatesInput:
+    """load_inputs, kept for the next call with the same settings until the store changes; read
+    with `level`'s bootstrap draws made beside the frame's read (the rates' own settings)."""
     key = (store.path, change_mark(store), sample, tuple(by), judge)
     with _LOCK:
         if key in _LAST:
             return _LAST[key]
-    inputs = load_inputs(store, sample, list(by), judge)
+    draws = (level, RESAMPLES, SEED) if level else None
+    inputs = load_inputs(store, sample, list(by), judge, draws)
     with _LOCK:
         _LAST.clear()
         _LAST[key] = inputs
@@ -55,7 +59,7 @@ def rates_view(
 ) -> dict[str, Any]:
     """The inputs, each estimator's rate per slice at `level`, the error types and the judge's
     scores over the frame."""
-    inputs = shared_inputs(store, sample, by, judge)
+    inputs = shared_inputs(store, sample, by, judge, level)
     return {
         "inputs": inputs,
         "rows": rate_rows(inputs, list(by), [level], ESTIMATORS, threshold),
