@@ -245,10 +245,11 @@ def score_summary(scores: Sequence[float] | np.ndarray, buckets: int = 10) -> di
     if not len(values):
         return {"count": 0, "reason": "no scores"}
     counts, edges = np.histogram(values, bins=buckets)
+    p50, p95 = np.percentile(values, [50, 95])  # one partition of the scores for both
     return {
         "count": len(values),
-        "p50": float(np.percentile(values, 50)),
-        "p95": float(np.percentile(values, 95)),
+        "p50": float(p50),
+        "p95": float(p95),
         "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
         "buckets": [
             {"low": float(lo), "high": float(hi), "count": int(c)}
