@@ -100,13 +100,11 @@ def claim_area() -> None:
             if verdict["claim_index"] is not None and unit == "claim":
                 unit = f"claim {verdict['claim_index'] + 1}"
             st.caption(ui.fmt("Judge on this trace ({}): {}", unit, verdict["label"]))
-    if view is None or "label_stale" in st.session_state:
-        st.html(progress)  # with the claim otherwise: one element (show_claim_box)
-    if desk.stale_question():
-        return
-    if view is None:
-        st.success("Your queue for this sample is empty. Thank you!")
-        panels.revisit(store, desk)
+    if view is None or "label_stale" in st.session_state:  # no claim to draw the progress with
+        st.html(progress)
+        if not desk.stale_question():
+            st.success("Your queue for this sample is empty. Thank you!")
+            panels.revisit(store, desk)
         return
     # The token names this showing of the claim: a press made while the previous claim was on
     # screen reports the previous claim's token, and is taken as meant for it, never this one.
