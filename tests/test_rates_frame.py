@@ -268,3 +268,42 @@ def test_the_rates_draws_made_beside_the_frame_are_the_ones_their_rates_use(tmp_
     assert asked == [(list(units["trace_id"]), 1000, 0, list(units["stratum"]))]
     assert len(made) == 1
     store.close()
+
+
+def test_the_rates_come_out_the_same_when_the_thread_pools_take_no_more_work(tmp_path, monkeypatch):
+    """At interpreter shutdown concurrent.futures stops every pool while the app's daemon
+    threads (the lead pages computed ahead) still run: the frame read beside and the draws
+    made ahead then run in the caller, and the rates are those of a normal run. Catches
+    "cannot schedule new futures after shutdown" raised from the view (a red CI log)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from annotate.rates import inputs as rate_inputs
+    from annotate.stats import resamples
+
+    store = open_store(make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3}))
+    plain = rate_rows(load_inputs(store, "main", ["feature"]), ["feature"], ["response"])
+    rate_inputs._RECENT_FRAMES.clear()
+    monkeypatch.setattr(
+        resamples, "_RECENT_DRAWS", resamples._draws_kept(resamples.RECENT_DRAWS_BYTES)
+    )
+    for module, name in [(rate_inputs, "_BESIDE"), (resamples, "_AHEAD")]:
+        stopped = ThreadPoolExecutor(1)
+        stopped.shutdown()
+        with pytest.raises(RuntimeError):
+            stopped.submit(int)  # the refusal this test is about
+        monkeypatch.setattr(module, name, stopped)
+    inputs = load_inputs(store, "main", ["feature"], draws=("response", 1000, 0))
+    assert rate_rows(inputs, ["feature"], ["response"]) == plain
+    store.close()
+
+
+def test_work_refused_by_a_stopped_pool_runs_in_the_caller_with_its_outcome():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from annotate.kept import beside
+
+    pool = ThreadPoolExecutor(1)
+    pool.shutdown()
+    assert beside(pool, pow, 2, 10).result() == 1024
+    with pytest.raises(ZeroDivisionError):
+        beside(pool, divmod, 1, 0).result()

@@ -9,7 +9,26 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def beside(pool: Executor, work: Callable[..., T], *args: Any) -> Future[T]:
+    """`pool.submit(work, *args)`, or, once the pool takes no more work (the interpreter is
+    shutting down: concurrent.futures stops every pool before the app's daemon threads end),
+    `work(*args)` run here, its outcome in a finished Future. Work started beside the caller
+    is an optimisation, never a reason for the caller to fail."""
+    try:
+        return pool.submit(work, *args)
+    except RuntimeError:  # "cannot schedule new futures after (interpreter) shutdown"
+        done: Future[T] = Future()
+        try:
+            done.set_result(work(*args))
+        except BaseException as error:  # noqa: BLE001 - raised by result(), as from the pool
+            done.set_exception(error)
+        return done
 
 
 class Recent:

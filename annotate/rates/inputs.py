@@ -19,7 +19,7 @@ import pandas as pd
 from annotate.errors import UsageError
 from annotate.judge.default import choose_judge
 from annotate.judge.labels import mapping_rows
-from annotate.kept import Recent
+from annotate.kept import Recent, beside
 from annotate.labelling.evidence import load_evidence
 from annotate.rates.undrawn import undrawn_rows
 from annotate.sampling.allocation import STRATUM_COLUMNS
@@ -172,7 +172,7 @@ class _FrameBeside:
         if where(store, frame_mark) is None:
             self._kept = recent_frame(store, *args)
         else:
-            self._future = _BESIDE.submit(_read_on, store.session(), args)
+            self._future = beside(_BESIDE, _read_on, store.session(), args)
 
     def settle(self) -> None:
         """Wait for the read to end, whatever its outcome."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from annotate.kept import Recent
+from annotate.kept import Recent, beside
 from annotate.stats.shared import sharing
 
 Weights = tuple[np.ndarray, np.ndarray, int]  # draws (R x G), each unit's group, strata count
@@ -77,7 +77,7 @@ def draw_ahead(
         return  # too large a matrix to be kept: drawn where it is used
     key, _, by_stratum = _draw_key(groups, repetitions, seed, strata)
     if not _RECENT_DRAWS.busy(key):
-        _AHEAD.submit(_recent_draws, key, by_stratum)
+        beside(_AHEAD, _recent_draws, key, by_stratum)
 
 
 def _draws(repetitions: int, seed: int, groups: int, by_stratum: list[list[int]]) -> np.ndarray:
