@@ -9,6 +9,7 @@ checks the role again on its own (ui.require_role).
 import streamlit as st
 
 import ui
+from widgets import warm_up
 
 st.set_page_config(page_title="annotate", layout="wide")  # no page_icon: it would load from a CDN
 
@@ -79,3 +80,4 @@ with st.sidebar:  # our own list: Streamlit's would also list pages/ before the 
     st.caption(ui.fmt("Signed in as **{}** ({})", user.name, user.role))
     st.button("Log out", key="app_logout", on_click=ui.log_out)
 current.run()
+warm_up.after_page(user)  # a lead's: the statistics pages' imports, once per process

@@ -195,3 +195,39 @@ def test_the_least_recently_used_value_is_dropped_first():
     results.get_or_compute(a, lambda: "never")  # a read: `a` is now the most recent
     results.get_or_compute(c, lambda: "c")
     assert results.has(a) and results.has(c) and not results.has(b)
+
+
+@pytest.mark.parametrize(
+    ("user", "worker", "starts"),
+    [(LEAD, False, True), (AUDITOR, False, True), (REVIEWER, False, False), (LEAD, True, False)],
+)
+def test_the_statistics_imports_start_after_any_page_of_a_lead_never_a_reviewers(
+    monkeypatch, user, worker, starts
+):
+    """app.py ends every page with warm_up.after_page: a lead who opens Users (or an auditor
+    Activity) before Rates finds altair and the statistics imported; a first visit to Rates that
+    no other page preceded spent 0.3-0.4 s importing them. A reviewer's Label needs none of
+    them; while the lead pages' worker runs, it imports them itself."""
+    from widgets import warm_up
+
+    imported = []
+    monkeypatch.setattr(warm_up, "_STARTED", threading.Event())
+    monkeypatch.setattr(warm_up, "_import_all", lambda: imported.append(user.role))
+    monkeypatch.setitem(ahead._STATE, "running", worker)
+    for _ in range(2):  # once per process
+        warm_up.after_page(user)
+        for thread in threading.enumerate():
+            if thread.name == "annotate-warm-up":
+                thread.join(60)
+    assert imported == ([user.role] if starts else [])
+    assert "warm_up.after_page(user)" in (ROOT / "app.py").read_text()  # every page's last act
+
+
+def test_the_warm_up_imports_what_the_statistics_pages_import():
+    """Each name the warm-up imports exists (a renamed module would be skipped silently)."""
+    import importlib
+
+    from widgets import warm_up
+
+    for name in warm_up.HEAVY:
+        importlib.import_module(name)

@@ -186,6 +186,12 @@ def _read_rates_frame_ahead(process_store: Store) -> threading.Thread:
     return thread
 
 
+def running() -> bool:
+    """Whether a worker is computing the lead pages' views now (it imports what they need)."""
+    with _GUARD:
+        return bool(_STATE["running"])
+
+
 def start(user: Any, page: str | None = None) -> bool:
     """From Home (page None) or a lead page: compute the other lead pages' default views in a
     worker thread, if this change of the store has not had them computed and no worker runs.

@@ -187,6 +187,35 @@ async def one_round(
     return found
 
 
+# A lead whose first statistics page is the one they came for (a bookmark): a fresh app process
+# as shipped (the worker on), the lead on Users for LINK_PAUSE seconds (what the imports
+# started after it have), then one click on that page; a bare page change before it.
+LINK_PAUSE = 1.0
+
+
+async def link_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, list]:
+    found: dict[str, list] = {"bare": [], "load": [load_average()], "mode": ["by link"]}
+    base, base_url = start_streamlit(bare, None)
+    try:
+        theirs = await open_client(browser, base_url, base.pid, BARE_PAGES)
+        for name in [page for page in PAGES if page != "Home"]:
+            app, url = start_streamlit(ROOT / "app.py", db, env={"ANNOTATE_COMPUTE_AHEAD": "1"})
+            try:
+                ours = await open_client(browser, url, app.pid, PAGES, cookie)
+                await asyncio.sleep(LINK_PAUSE)
+                found["bare"].append(
+                    await theirs.change("One" if len(found["bare"]) % 2 else "Two")
+                )
+                found[name] = [await ours.change(name)]
+                await ours.page.context.close()
+            finally:
+                stop(app)
+        found["load"].append(load_average())
+    finally:
+        stop(base)
+    return found
+
+
 async def visit_rounds(db: Path, bare: Path, rounds: int) -> list[dict[str, list]]:
     from playwright.async_api import async_playwright
 
@@ -204,6 +233,7 @@ async def visit_rounds(db: Path, bare: Path, rounds: int) -> list[dict[str, list
                         browser, db, bare, cookie, ahead, pause if reads else 0
                     )
                     found.append({**result, "mode": [mode]})
+                found.append(await link_round(browser, db, bare, cookie))
             return found
         finally:
             await browser.close()
@@ -308,6 +338,20 @@ def cached_store(db: Path, count: int) -> None:
 def show_round(number: int, found: dict[str, list], count: int) -> None:
     bare, bare_run, bare_cpu = (list(column) for column in zip(*found["bare"], strict=True))
     median = statistics.median(bare)
+    if found["mode"] == ["by link"]:
+        show(
+            f"round {number}, by link: the first statistics page of a fresh app process (worker "
+            f"on), clicked {LINK_PAUSE:.0f} s after Users drew (load average {found['load'][0]} "
+            f"-> {found['load'][1]}); baseline, a bare page change: median {median:.3f} s"
+        )
+        for name in [page for page in PAGES if page in found]:
+            seconds, run_finished, cpu = found[name][0]
+            show(
+                f"  {name}, {count:,} traces, first page: {seconds:.2f} s (target < 1 s; "
+                f"{seconds / median:.1f}x bare; run finished at {run_finished:.2f} s, app CPU "
+                f"{cpu:.2f} s)"
+            )
+        return
     show(
         f"round {number}, {found['mode'][0]} (load average {found['load'][0]} at its start, {found['load'][1]} at "
         f"its end): baseline, a bare page change: median {median:.3f} s (of {len(bare)}: "
@@ -337,5 +381,5 @@ def run() -> None:
         bare.write_text(BARE)
         found = asyncio.run(visit_rounds(db, bare, rounds))
         for index, result in enumerate(found):
-            show_round(index // len(MODES) + 1, result, count)
+            show_round(index // (len(MODES) + 1) + 1, result, count)
         report_command(db, Path(tmp) / "report", rounds)
