@@ -307,3 +307,44 @@ def test_work_refused_by_a_stopped_pool_runs_in_the_caller_with_its_outcome():
     assert beside(pool, pow, 2, 10).result() == 1024
     with pytest.raises(ZeroDivisionError):
         beside(pool, divmod, 1, 0).result()
+
+
+# A thread still running when the interpreter shuts down (the lead pages' worker, a daemon, or
+# this non-daemon one): threading runs concurrent.futures' exit first, which stops every pool,
+# then marks the main thread stopped, then joins the threads left. This one waits for that mark
+# and computes the rates: they come out, with no "cannot schedule new futures".
+AT_SHUTDOWN = """
+import sys, threading, time
+from annotate.rates.estimate import rate_rows
+from annotate.rates.inputs import load_inputs
+from annotate.store import open_store
+
+store = open_store(sys.argv[1])
+
+def late():
+    while threading.main_thread().is_alive():
+        time.sleep(0.01)
+    try:
+        inputs = load_inputs(store, "main", ["feature"], draws=("response", 200, 0))
+        rows = rate_rows(inputs, ["feature"], ["response"])
+        print("rates", len(rows), flush=True)
+    except Exception as exc:
+        print("failed", type(exc).__name__, exc, flush=True)
+
+threading.Thread(target=late).start()
+"""
+
+
+def test_a_thread_computing_the_rates_as_the_interpreter_shuts_down_gets_them(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = make_store(tmp_path, {"billing_qa": 0.2, "hr_policy": 0.3})
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", AT_SHUTDOWN, str(path)],
+        capture_output=True, text=True, timeout=120, cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("rates "), (done.stdout, done.stderr[-2000:])
