@@ -17,6 +17,8 @@ import importlib
 import threading
 from typing import Any
 
+from widgets import ahead
+
 # what the statistics pages import (their charts: altair), then what the statistics import on
 # first use (annotate.stats: intervals, alpha)
 HEAVY = (
@@ -53,7 +55,5 @@ def after_page(user: Any) -> None:
     """app.py's last act on every page: for a lead or an auditor, the imports (once per
     process), unless the lead pages' worker is computing now (it imports them itself, and two
     threads at once slowed both)."""
-    from widgets import ahead
-
     if user is not None and user.role in ("lead", "auditor") and not ahead.running():
         warm_up_statistics()

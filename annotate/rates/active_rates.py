@@ -10,13 +10,11 @@ their draw and stratum: their draw's probabilities are scaled by the share label
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 
 from annotate.errors import counted
-from annotate.rates.inputs import RatesInput
+from annotate.rates.inputs import RatesInput, per_trace_gold
 from annotate.stats import active as stats
 from annotate.stats import rates as est
 
@@ -28,11 +26,10 @@ def rate(
     part: pd.DataFrame,
     level: str,
     name: str,
-    per_trace_gold: Callable[[RatesInput, str], pd.DataFrame],
     least: int,
 ) -> est.Rate:
-    """`name` (one of REPLACED) on an active sample: per_trace_gold gives trace_id, num, den."""
-    gold = per_trace_gold(inputs, level)
+    """`name` (one of REPLACED) on an active sample, from each labelled trace's gold at `level`."""
+    gold = per_trace_gold(inputs.claims, inputs.responses, level)
     return active_rate(inputs, part, level, gold, name == "judge_corrected", least)
 
 

@@ -24,7 +24,7 @@ from annotate.errors import counted, stratum_label
 from annotate.rates import active_rates, gaps
 from annotate.rates import rogan_gladen as rg
 from annotate.rates.clustered import clustered
-from annotate.rates.inputs import RatesInput, labelled_units, per_trace_gold
+from annotate.rates.inputs import RatesInput, labelled_units
 from annotate.stats import ppi
 from annotate.stats import rates as est
 from annotate.stats.resamples import resample_weights
@@ -74,10 +74,6 @@ class Design:
             list(self.units["trace_id"]), resamples, seed, list(self.units["stratum"])
         )
         self.draws, self.resamples, self.seed = draws, resamples, seed
-
-
-def _per_trace_gold(inputs: RatesInput, level: str) -> pd.DataFrame:
-    return per_trace_gold(inputs.claims, inputs.responses, level)
 
 
 def weighted_human(
@@ -351,7 +347,7 @@ def _estimates(inputs, design, values, part, level, estimators, pairs) -> dict[s
     )
     for name in itertools.chain(estimators):
         if inputs.active is not None and name in active_rates.REPLACED:
-            found[name] = active_rates.rate(inputs, part, level, name, _per_trace_gold, MIN_TRACES)
+            found[name] = active_rates.rate(inputs, part, level, name, MIN_TRACES)
         elif name == "weighted_human":
             found[name] = weighted_human(design, values, level, part)
         elif name == "judge_raw":

@@ -167,14 +167,10 @@ def _bca_levels(
     z0 = normal.inv_cdf(min(max(below, 1 / (count + 1)), count / (count + 1)))
     known = ~np.isnan(jackknife)
     spread = jackknife[known]
-    if counts is None:
-        d = np.round(spread.mean() - spread, 12) if len(spread) else np.zeros(1)
-        squares, cubes = float((d**2).sum()), float((d**3).sum())
-    else:
-        weights = counts[known].astype(float)
-        mean = float(weights @ spread) / weights.sum() if len(spread) else 0.0
-        d = np.round(mean - spread, 12)
-        squares, cubes = float(weights @ d**2), float(weights @ d**3)
+    weights = np.ones(len(spread)) if counts is None else counts[known].astype(float)
+    mean = float(weights @ spread) / weights.sum() if len(spread) else 0.0
+    d = np.round(mean - spread, 12)
+    squares, cubes = float(weights @ d**2), float(weights @ d**3)
     scale = 6 * squares**1.5
     a = cubes / scale if scale > 0 else 0.0
     levels = []
