@@ -209,6 +209,18 @@ def lazy_panel(label: str, key: str):
     return opened(key)
 
 
+def lazy_tabs(names, key: str) -> dict:
+    """Tabs of which only the open one runs: {name: its container while open, else None}. A
+    tab change reruns the page (st.tabs' on_change="rerun"); a closed tab's content is neither
+    computed nor sent, so a long page costs what its open tab costs. The open tab's container
+    has the key `{key}_{n}` (n: the tab's position), for the browser to find."""
+    tabs = st.tabs(list(names), key=key, on_change="rerun")
+    return {
+        name: tab.container(key=f"{key}_{n}") if tab.open else None
+        for n, (name, tab) in enumerate(zip(names, tabs, strict=True))
+    }
+
+
 def panel_toggle(label: str, key: str) -> None:
     """A lazy panel's toggle drawn apart from the panel (`opened` draws it): outside a
     fragment, so the fragment's reruns do not send it again."""

@@ -26,6 +26,7 @@ store = ui.store()
 
 
 is_lead = user.role == "lead"
+CALIBRATION_TABS = ("The judge", "As a rater", "Disagreements", "Settings and report")
 st.title("Calibration of the judge")
 rating_stats.calibration_section()  # ratings on a scale: their own judges, in an expander
 
@@ -81,69 +82,61 @@ st.caption(
     )
 )
 
-left, right = st.columns([3, 4])  # the matrix (two 120 px cells and its axes) fits at 1400 px
-confusion = report["confusion"]
-ui.chart(
-    charts.confusion_chart, confusion, where=left, width="content", key="calibration_confusion"
-)
-right.dataframe(
-    pd.DataFrame(
-        [claim_display.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
-        + [claim_display.stat_row("abstained share", cover["abstained_share"])]
-    ),
-    hide_index=True,
-    key="calibration_judge_table",
-)
-
-if report["slices"]:
-    st.subheader("Per slice")
-    ui.chart(charts.slice_chart, report["slices"], key="calibration_slices_chart")
-    rows = slice_summary(report["slices"])
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
-
-st.subheader("The judge as one more rater")
-rater = report["judge_as_rater"]
-st.dataframe(
-    pd.DataFrame(
-        [
-            claim_display.stat_row("alpha, reviewers", rater["reviewers"]),
-            claim_display.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
-        ]
-    ),
-    hide_index=True,
-    key="calibration_rater",
-)
-
-st.subheader("Alternative annotator test")
-alt = report["alt_test"]
-if alt.get("passed") is None:
-    st.info(ui.md(alt.get("reason") or "not run"))
-else:
-    (st.success if alt["passed"] else st.warning)(ui.md(alt["verdict"]))
-    st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
-for note in alt.get("notes", []):
-    st.text(note)
-
-st.subheader(ui.fmt("Disagreements with gold ({})", len(report["disagreements"])))
-found = report["disagreements"]
-if found:
-    calibration_widgets.disagreements(store, found)
-
-st.subheader("Settings")
-with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
-    calibration_widgets.judge_label_mapping(store, judge, user, is_lead)
-with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
-    st.dataframe(
-        pd.DataFrame([{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]),
-        hide_index=True,
-        key="calibration_saved_thresholds",
-    )
-    if is_lead:
-        calibration_widgets.thresholds_editor(store, saved, user)
-    else:
-        st.caption("The verdict and the report use these saved thresholds; only a lead edits them.")
-
-st.subheader("Report")
-st.caption("The report uses the saved thresholds above, whoever prepares it.")
-calibration_widgets.report_downloads(store, report, (judge, scope, level, by, saved), user)
+# Only the open tab runs and draws (ui.lazy_tabs): a visit draws the judge's statistics, not
+# also the 200-row table of disagreements and the settings.
+shown = ui.lazy_tabs(CALIBRATION_TABS, key="calibration_tab")
+if judge_tab := shown["The judge"]:
+    with judge_tab:
+        left, right = st.columns([3, 4])  # the matrix (two 120 px cells, its axes) fits at 1400 px
+        confusion = report["confusion"]
+        ui.chart(
+            charts.confusion_chart,
+            confusion,
+            where=left,
+            width="content",
+            key="calibration_confusion",
+        )
+        right.dataframe(
+            pd.DataFrame(
+                [claim_display.stat_row(n, report[n]) for n in JUDGE_STATISTICS]
+                + [claim_display.stat_row("abstained share", cover["abstained_share"])]
+            ),
+            hide_index=True,
+            key="calibration_judge_table",
+        )
+        if report["slices"]:
+            st.subheader("Per slice")
+            ui.chart(charts.slice_chart, report["slices"], key="calibration_slices_chart")
+            rows = slice_summary(report["slices"])
+            st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
+if rater_tab := shown["As a rater"]:
+    with rater_tab:
+        calibration_widgets.as_a_rater(report)
+if disagreements_tab := shown["Disagreements"]:
+    with disagreements_tab:
+        found = report["disagreements"]
+        st.subheader(ui.fmt("Disagreements with gold ({})", len(found)))
+        if found:
+            calibration_widgets.disagreements(store, found)
+if settings_tab := shown["Settings and report"]:
+    with settings_tab:
+        with st.expander("Judge labels: how each maps to supported / unsupported / abstained"):
+            calibration_widgets.judge_label_mapping(store, judge, user, is_lead)
+        with st.expander("Readiness thresholds (saved; on lower bounds of 95% intervals)"):
+            st.dataframe(
+                pd.DataFrame(
+                    [{"threshold on": k, "minimum lower bound": v} for k, v in saved.items()]
+                ),
+                hide_index=True,
+                key="calibration_saved_thresholds",
+            )
+            if is_lead:
+                calibration_widgets.thresholds_editor(store, saved, user)
+            else:
+                st.caption(
+                    "The verdict and the report use these saved thresholds; only a lead edits them."
+                )
+        st.subheader("Report")
+        st.caption("The report uses the saved thresholds above, whoever prepares it.")
+        calibration_widgets.report_downloads(store, report, (judge, scope, level, by, saved), user)
 ahead.start(user, "calibration")  # the other lead pages' default views

@@ -19,6 +19,7 @@ from widgets import rates as rates_widgets
 user = ui.require_role("lead", "auditor")
 store = ui.store()
 
+RATES_TABS = ("Rates", "Trend", "Errors and scores", "Label budget", "Threshold and exports")
 st.title("Hallucination rates")
 samples = [s["name"] for s in list_samples(store)]
 if not samples:
@@ -61,43 +62,47 @@ if inputs.unmapped:
             ", ".join(f"{k} ({v})" for k, v in inputs.unmapped.items()),
         )
     )
-ui.chart(charts.rates_chart, rows, threshold, key="rates_chart")
-st.dataframe(charts.rates_frame(rows), hide_index=True, key="rates_table")
-st.caption(
-    "weighted_human: reviewers' gold weighted by the sample's inclusion probabilities · "
-    "judge_raw: the judge over every trace (a dashboard's number) · judge_corrected: PPI++ "
-    "per stratum · rogan_gladen: cross-check. The method column says more."
-)
-
-st.subheader("Trend")
-window = st.selectbox("Window", ahead.WINDOWS, key="rates_window")
-found = ui.computed(trend_view, sample, tuple(by), inputs.judge, window, level, threshold)
-if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
-    st.info("No window has a number yet.")
-rates_widgets.drift_alerts(found)
-
-st.subheader("Error types (claims whose gold is unsupported, weighted)")
-kinds = view["error_types"]
-if kinds:
-    st.dataframe(rates_widgets.error_frame(kinds), hide_index=True, key="rates_error_types")
-else:
-    st.info("No unsupported claims in gold yet.")
-
-st.subheader("The judge's scores")
-rates_widgets.score_summary(view["scores"])
-
-rating_stats.rates_section(sample)
-
-st.subheader("Label budget")
-rates_widgets.label_budget(store, inputs, by, judge if judges else None, user)
-
-st.subheader("Threshold")
-rates_widgets.threshold_setting(store, threshold, user)
-
-st.subheader("Downloads")
-rates_widgets.downloads(store, inputs, rows, by, threshold, user)
-
-if user.role == "lead":  # writes into the tracing server the sample's traces came from
-    st.subheader("Send to Phoenix or MLflow")
-    connector_widgets.push_section(store, sample, inputs.judge, user)
+# Each tab runs and draws only while open (a tab change reruns the page): a first visit
+# computes and draws the rates alone, and the trend and the label budget when asked for (the
+# worker, widgets/ahead.py, computes them ahead for the default settings).
+shown = ui.lazy_tabs(RATES_TABS, key="rates_tab")
+if rates_tab := shown["Rates"]:
+    with rates_tab:
+        ui.chart(charts.rates_chart, rows, threshold, key="rates_chart")
+        st.dataframe(charts.rates_frame(rows), hide_index=True, key="rates_table")
+        st.caption(
+            "weighted_human: reviewers' gold weighted by the sample's inclusion probabilities · "
+            "judge_raw: the judge over every trace (a dashboard's number) · judge_corrected: "
+            "PPI++ per stratum · rogan_gladen: cross-check. The method column says more."
+        )
+if trend_tab := shown["Trend"]:
+    with trend_tab:
+        window = st.selectbox("Window", ahead.WINDOWS, key="rates_window")
+        found = ui.computed(trend_view, sample, tuple(by), inputs.judge, window, level, threshold)
+        if not ui.chart(charts.trend_chart, found["rows"], window, key="rates_trend_chart"):
+            st.info("No window has a number yet.")
+        rates_widgets.drift_alerts(found)
+if errors_tab := shown["Errors and scores"]:
+    with errors_tab:
+        st.subheader("Error types (claims whose gold is unsupported, weighted)")
+        kinds = view["error_types"]
+        if kinds:
+            st.dataframe(rates_widgets.error_frame(kinds), hide_index=True, key="rates_error_types")
+        else:
+            st.info("No unsupported claims in gold yet.")
+        st.subheader("The judge's scores")
+        rates_widgets.score_summary(view["scores"])
+        rating_stats.rates_section(sample)
+if budget_tab := shown["Label budget"]:
+    with budget_tab:
+        rates_widgets.label_budget(store, inputs, by, judge if judges else None, user)
+if exports_tab := shown["Threshold and exports"]:
+    with exports_tab:
+        st.subheader("Threshold")
+        rates_widgets.threshold_setting(store, threshold, user)
+        st.subheader("Downloads")
+        rates_widgets.downloads(store, inputs, rows, by, threshold, user)
+        if user.role == "lead":  # writes into the tracing server the sample's traces came from
+            st.subheader("Send to Phoenix or MLflow")
+            connector_widgets.push_section(store, sample, inputs.judge, user)
 ahead.start(user, "rates")  # the other lead pages' default views

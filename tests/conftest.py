@@ -150,6 +150,14 @@ def open_panel(app, key: str):
     return app
 
 
+def open_tab(app, key: str, name: str):
+    """Open the tab `name` of the tabs `key` (ui.lazy_tabs) as a click would, and rerun."""
+    app.session_state[key] = name
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
 def button_for(app, prefix: str):
     """The one button whose key starts with `prefix` (label keys also name the claim shown)."""
     found = [b for b in app.button if b.key and b.key.startswith(prefix)]

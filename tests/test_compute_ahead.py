@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import ROOT, sign_in_token
+from conftest import ROOT, open_tab, sign_in_token
 from rates_data import make_store
 from streamlit.testing.v1 import AppTest
 
@@ -33,6 +33,14 @@ HEAVY = {
         "annotate.rates.view.budget_view",
     },
 }
+# each page's tabs (ui.lazy_tabs: only the open one runs): (key, names)
+TABS = {
+    "agreement": None,
+    "calibration": ("calibration_tab", ("The judge", "As a rater", "Disagreements",
+                                        "Settings and report")),
+    "rates": ("rates_tab", ("Rates", "Trend", "Errors and scores", "Label budget",
+                            "Threshold and exports")),
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -77,7 +85,12 @@ def test_a_page_opened_after_a_leads_home_computes_none_of_its_statistics(
     monkeypatch.setenv("ANNOTATE_COMPUTE_AHEAD", "0")  # the page starts no second worker
     app.switch_page(f"pages/{page}.py").run()
     assert not app.exception, app.exception
-    assert len(app.dataframe) >= 2  # the page drew its numbers
+    drawn = len(app.dataframe)
+    if TABS[page]:  # every tab, each drawn as a click would open it
+        key, names = TABS[page]
+        for name in names:
+            drawn += len(open_tab(app, key, name).dataframe)
+    assert drawn >= 4  # the page drew its numbers
     assert not set(ui.RESULTS.computed) & HEAVY[page], ui.RESULTS.computed
     assert not ui.CHARTS.computed, ui.CHARTS.computed  # every chart it drew was made ahead
 
@@ -89,6 +102,10 @@ def test_without_the_worker_the_page_computes_its_statistics(lead_store, monkeyp
     assert not set(ui.RESULTS.computed) & HEAVY["rates"]
     app.switch_page("pages/rates.py").run()
     assert not app.exception, app.exception
+    assert set(ui.RESULTS.computed) & HEAVY["rates"] == {"annotate.rates.view.rates_view"}
+    key, names = TABS["rates"]
+    for name in names:  # the trend and the budget when their tabs open
+        open_tab(app, key, name)
     assert HEAVY["rates"] <= set(ui.RESULTS.computed)
 
 

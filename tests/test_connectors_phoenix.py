@@ -175,7 +175,7 @@ def test_a_sample_from_the_server_equals_the_sample_of_its_export_imported(
 def test_the_pages_pull_then_send_after_a_preview_leads_only(
     phoenix_url, tmp_path, monkeypatch, cli
 ):
-    from conftest import run_app
+    from conftest import open_tab, run_app
 
     from annotate.accounts.users import User
 
@@ -191,7 +191,7 @@ def test_the_pages_pull_then_send_after_a_preview_leads_only(
     assert f"{CALLS} calls imported" in app.success[0].value.replace("\\", "")
     claims, _wrong = labelled_sample(cli, "phoenix", phoenix_url, PROJECT, db, CALLS)
     traces = {t for t, _ in claims}
-    app = run_app(lead, "pages/rates.py")
+    app = open_tab(run_app(lead, "pages/rates.py"), "rates_tab", "Threshold and exports")
     app.selectbox(key="rates_server_kind").set_value("phoenix")
     app.text_input(key="rates_server_url").set_value(phoenix_url)
     app.text_input(key="rates_server_name").set_value(PROJECT)
@@ -205,7 +205,8 @@ def test_the_pages_pull_then_send_after_a_preview_leads_only(
     gold = [a for a in ours(client(phoenix_url), spans) if a["name"] == "annotate.gold"]
     assert sorted(a["span_id"] for a in gold) == sorted(spans)
     auditor = run_app(User("audrey", "auditor"), "pages/rates.py")
-    assert "Send to Phoenix or MLflow" not in [s.value for s in auditor.subheader]
+    shown = [s.value for s in open_tab(auditor, "rates_tab", "Threshold and exports").subheader]
+    assert "Downloads" in shown and "Send to Phoenix or MLflow" not in shown
 
 
 def test_the_pull_bench_runs_at_a_tiny_size_beside_its_baseline(phoenix_url):

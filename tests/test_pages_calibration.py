@@ -1,4 +1,5 @@
-"""AppTest: the Agreement and Calibration pages on the bundled sample data (`annotate init`)."""
+"""AppTest: the Agreement and Calibration pages on the bundled sample data (`annotate init`).
+Calibration's tabs run only when opened (ui.lazy_tabs): a test opens the tab it reads."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_app
+from conftest import open_tab, run_app
 
 from annotate.accounts.activity import activity
 from annotate.accounts.users import User
@@ -17,6 +18,11 @@ from annotate.agreement.reliability import NOMINAL_STATS, STATISTICS
 from annotate.store import open_store
 
 LEAD, AUDITOR = User("lena", "lead"), User("audrey", "auditor")
+TABS = "calibration_tab"
+
+
+def tab(app, name: str):
+    return open_tab(app, TABS, name)
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +76,12 @@ def test_calibration_page_shows_readiness_charts_alt_test_and_a_disagreement(sto
     judge = table_with(app, "statistic", "sensitivity")
     assert list(judge["statistic"])[:2] == ["sensitivity", "specificity"]
     assert len(app.get("vega_lite_chart")) >= 1  # the confusion matrix
-    assert "Alternative annotator test" in [s.value for s in app.subheader]
+    assert not app.get("html")  # the disagreements' tab is not drawn until opened
+    assert "Alternative annotator test" in [s.value for s in tab(app, "As a rater").subheader]
     assert len(table_with(app, "reviewer", "sim-ana")) == 3
-    assert table_with(app, "kind", "missed").shape[0] >= 1
+    assert table_with(tab(app, "Disagreements"), "kind", "missed").shape[0] >= 1
     assert app.get("html"), "the chosen disagreement's claim and context are shown"
-    app.button(key="calibration_prepare").click().run()
+    tab(app, "Settings and report").button(key="calibration_prepare").click().run()
     assert not app.exception, app.exception
     assert len([b for b in app.button if b.key.startswith("calibration_download_")]) == 3
 
@@ -82,6 +89,7 @@ def test_calibration_page_shows_readiness_charts_alt_test_and_a_disagreement(sto
 def test_an_auditor_reads_both_pages_but_cannot_save_thresholds(store_copy):
     app = run_app(AUDITOR, "pages/calibration.py")
     assert "Calibration of the judge" in [t.value for t in app.title]
+    assert table_with(tab(app, "Settings and report"), "threshold on", "sensitivity") is not None
     assert not [b for b in app.button if b.key == "calibration_save_thresholds"]
     assert not [b for b in app.button if b.key == "calibration_map_save"]
     assert not [n for n in app.number_input if n.key.startswith("calibration_min_")]
@@ -115,10 +123,11 @@ def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the
     app.multiselect(key="calibration_by").set_value(["feature", "model"]).run()
     app.selectbox(key="calibration_level").set_value("response").run()
     app.selectbox(key="calibration_level").set_value("claim").run()
-    for box in [b for b in app.selectbox if b.key == "calibration_open"]:
+    for box in [b for b in tab(app, "Disagreements").selectbox if b.key == "calibration_open"]:
         box.set_value(1).run()
-    for check in app.checkbox:
-        check.set_value(not check.value).run()
+    for name in ("Disagreements", "Settings and report"):
+        for check in tab(app, name).checkbox:
+            check.set_value(not check.value).run()
     assert not app.exception, app.exception
     assert any(e.value.startswith("Overall: not ready") for e in app.error)
     app.button(key="calibration_prepare").click().run()
@@ -138,14 +147,14 @@ def test_an_auditor_changes_every_widget_but_no_setting_and_the_report_keeps_the
 
 
 def test_a_leads_unsaved_edit_changes_no_verdict_until_saved(store_copy):
-    app = run_app(LEAD, "pages/calibration.py")
+    app = tab(run_app(LEAD, "pages/calibration.py"), "Settings and report")
     app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
     app.number_input(key="calibration_min_sensitivity").set_value(0.0).run()
     assert any(e.value.startswith("Overall: not ready") for e in app.error)  # not saved yet
 
 
 def test_a_lead_maps_a_judge_label_on_the_page(store_copy):
-    app = run_app(LEAD, "pages/calibration.py")
+    app = tab(run_app(LEAD, "pages/calibration.py"), "Settings and report")
     app.selectbox(key="calibration_map_label").set_value("unsupported")
     app.selectbox(key="calibration_map_outcome").set_value("unsupported")
     app.button(key="calibration_map_save").click().run()
@@ -156,7 +165,7 @@ def test_a_lead_maps_a_judge_label_on_the_page(store_copy):
 
 
 def test_a_lead_saves_thresholds_that_change_the_verdict(store_copy):
-    app = run_app(LEAD, "pages/calibration.py")
+    app = tab(run_app(LEAD, "pages/calibration.py"), "Settings and report")
     app.number_input(key="calibration_min_cohen_kappa").set_value(-1.0)
     app.number_input(key="calibration_min_sensitivity").set_value(0.0)
     app.button(key="calibration_save_thresholds").click().run()
@@ -279,7 +288,7 @@ def test_a_prepared_report_goes_when_the_part_scored_changes(rubric_judged):
     app.selectbox(key="calibration_judge").select(judge).run()
     app.selectbox(key="calibration_sample").select("loop").run()
     assert app.radio(key="calibration_part").value == "held_out"
-    app.button(key="calibration_prepare").click().run()
+    tab(app, "Settings and report").button(key="calibration_prepare").click().run()
     assert len([b for b in app.button if b.key.startswith("calibration_download_")]) == 3
     app.radio(key="calibration_part").set_value("tuning").run()
     assert not app.exception, app.exception
@@ -292,7 +301,7 @@ def test_the_disagreements_show_a_page_at_a_time_and_every_page_opens(store_copy
     from widgets import calibration as calibration_widgets
 
     monkeypatch.setattr(calibration_widgets, "PAGE_ROWS", 3)
-    app = run_app(AUDITOR, "pages/calibration.py")
+    app = tab(run_app(AUDITOR, "pages/calibration.py"), "Disagreements")
     heading = next(s.value for s in app.subheader if s.value.startswith("Disagreements with gold"))
     total = int(re.search(r"\((\d+)\)", heading).group(1))
     assert total > 6

@@ -1,18 +1,30 @@
-"""The Rates page under AppTest: an auditor reads every section and downloads, changes nothing
-and cannot reach a lead's pages; a lead saves the threshold."""
+"""The Rates page under AppTest: an auditor reads every tab and downloads, changes nothing and
+cannot reach a lead's pages; a lead saves the threshold; a tab runs only when opened."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import run_app
+from conftest import open_tab, run_app
 from rates_data import make_store
 
 from annotate.accounts.activity import activity
 from annotate.accounts.users import User
 from annotate.rates.gate import load_threshold, save_threshold
 from annotate.store import open_store
+from widgets.ahead import WINDOWS
 
 AUDITOR, LEAD = User("audrey", "auditor"), User("lena", "lead")
+
+
+TABS = "rates_tab"
+
+
+def budget_table(app):
+    return next(d.value for d in app.dataframe if "more with the judge" in d.value.columns)
+
+
+def exports_tab(app):
+    return open_tab(app, TABS, "Threshold and exports")
 
 
 @pytest.fixture
@@ -33,10 +45,16 @@ def test_an_auditor_sees_rates_trend_and_downloads_and_changes_nothing(rates_sto
         "rogan_gladen",
     }
     assert {"overall", "feature=billing_qa", "feature=hr_policy"} <= set(table["slice"])
-    assert [s.value for s in app.subheader][:2] == [
-        "Trend",
+    assert not app.subheader  # the other tabs' sections are not drawn until opened
+    open_tab(app, TABS, "Trend")
+    assert app.selectbox(key="rates_window").value == WINDOWS[0] and app.get("vega_lite_chart")
+    assert [s.value for s in open_tab(app, TABS, "Errors and scores").subheader][:2] == [
         "Error types (claims whose gold is unsupported, weighted)",
+        "The judge's scores",
     ]
+    open_tab(app, TABS, "Label budget")
+    assert len(budget_table(app)) == 2  # a row per stratum
+    exports_tab(app)
     assert not [b for b in app.button if b.key == "rates_threshold_save"]
     assert not [n for n in app.number_input if n.key == "rates_threshold"]
     store = open_store(rates_store)
@@ -70,7 +88,7 @@ def test_an_auditor_sees_rates_trend_and_downloads_and_changes_nothing(rates_sto
 
 
 def test_a_lead_saves_the_rate_threshold_and_the_states_follow_it(rates_store):
-    app = run_app(LEAD, "pages/rates.py")
+    app = exports_tab(run_app(LEAD, "pages/rates.py"))
     app.number_input(key="rates_threshold").set_value(0.5).run()
     app.button(key="rates_threshold_save").click().run()
     assert not app.exception, app.exception
@@ -82,14 +100,15 @@ def test_a_lead_saves_the_rate_threshold_and_the_states_follow_it(rates_store):
         ]
     finally:
         store.close()
-    states = set(app.dataframe[0].value["state"])
+    states = set(open_tab(app, TABS, "Rates").dataframe[0].value["state"])
     assert "breach" not in states
 
 
 def test_a_lead_tops_up_the_sample_to_the_label_budget_and_an_auditor_cannot(rates_store):
-    auditor = run_app(AUDITOR, "pages/rates.py")
+    auditor = open_tab(run_app(AUDITOR, "pages/rates.py"), TABS, "Label budget")
+    assert len(budget_table(auditor))  # the plan, not its button
     assert not [b for b in auditor.button if b.key == "rates_top_up"]
-    app = run_app(LEAD, "pages/rates.py")
+    app = open_tab(run_app(LEAD, "pages/rates.py"), TABS, "Label budget")
     app.number_input(key="rates_budget_width").set_value(0.05).run()
     app.button(key="rates_top_up").click().run()
     assert not app.exception, app.exception
@@ -116,10 +135,12 @@ def test_a_revisit_reads_the_rates_until_the_store_changes(rates_store, monkeypa
 
     monkeypatch.setattr(view, "load_inputs", counted)
     first = run_app(AUDITOR, "pages/rates.py")
+    open_tab(first, TABS, "Trend")
     assert len(reads) == 1  # one read for the rates and the trend
-    again = run_app(AUDITOR, "pages/rates.py")
+    again = open_tab(run_app(AUDITOR, "pages/rates.py"), TABS, "Label budget")
     again.number_input(key="rates_budget_width").set_value(0.2).run()
-    assert len(reads) == 1 and again.dataframe[0].value.equals(first.dataframe[0].value)
+    rates = open_tab(first, TABS, "Rates").dataframe[0].value
+    assert len(reads) == 1 and open_tab(again, TABS, "Rates").dataframe[0].value.equals(rates)
     store = open_store(rates_store)
     save_threshold(store, 0.4, "lena")
     store.close()
@@ -144,11 +165,13 @@ def test_the_label_budget_is_planned_once_per_width_until_the_store_changes(
 
     monkeypatch.setattr(view, "plan_labels", counted)
     first = run_app(LEAD, "pages/rates.py")
-    run_app(LEAD, "pages/rates.py")  # another session, the same settings
+    assert widths == []  # not planned before its tab is opened
+    open_tab(first, TABS, "Label budget")
+    open_tab(run_app(LEAD, "pages/rates.py"), TABS, "Label budget")  # another session
     assert widths == [0.1]
     first.number_input(key="rates_budget_width").set_value(0.05).run()
     assert widths == [0.1, 0.05]
-    shown = next(d.value for d in first.dataframe if "more with the judge" in d.value.columns)
+    shown = budget_table(first)
     store = open_store(rates_store)
     try:
         plan = plan_labels(load_inputs(store, "main", ["feature"]), 0.05)
@@ -156,7 +179,7 @@ def test_the_label_budget_is_planned_once_per_width_until_the_store_changes(
     finally:
         store.close()
     assert list(shown["more with the judge"]) == [s["with_judge"]["more"] for s in plan["strata"]]
-    run_app(LEAD, "pages/rates.py")
+    open_tab(run_app(LEAD, "pages/rates.py"), TABS, "Label budget")
     assert widths == [0.1, 0.05, 0.1]
 
 
@@ -190,7 +213,7 @@ def test_the_judge_chosen_first_is_the_one_with_verdicts_on_the_sample(rates_sto
 def test_prepared_files_go_when_the_level_changes(rates_store):
     """Catches rates.csv of the response level offered after the page moved to the claim
     level: the files were kept against the row count, the same at both levels."""
-    app = run_app(AUDITOR, "pages/rates.py")
+    app = exports_tab(run_app(AUDITOR, "pages/rates.py"))
     app.button(key="rates_prepare").click().run()
     assert len([b for b in app.button if b.key.startswith("rates_download_")]) == 5
     app.selectbox(key="rates_level").select("claim").run()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import button_for, plain, run_app
+from conftest import button_for, open_tab, plain, run_app
 from labelling_data import prepare
 
 from annotate.accounts.users import User
@@ -110,6 +110,8 @@ def ratings_only_store(tmp_path, monkeypatch):
 )
 def test_each_statistics_page_shows_the_ratings(ratings_only_store, page, first):
     app = run_app(User("lena", "lead"), page)
+    if page == "pages/rates.py":  # in the tab of the other figures (ui.lazy_tabs)
+        open_tab(app, "rates_tab", "Errors and scores")
     assert "Ratings on a scale" in _subheaders(app)
     first_cells = [d.value.iloc[0, 0] for d in app.dataframe if len(d.value)]  # no frame keys
     assert first in first_cells

@@ -1,7 +1,10 @@
-"""The Calibration page's editors and downloads: the judge label mapping, the readiness
-thresholds, the disagreements with their context, and the prepared report."""
+"""The Calibration page's parts: the judge as one more rater, the judge label mapping, the
+readiness thresholds, the disagreements with their context, and the prepared report."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -155,3 +158,29 @@ def part_choice() -> str | None:
         horizontal=True,
         key="calibration_part",
     )
+
+
+def as_a_rater(report: Mapping[str, Any]) -> None:
+    """The judge as one more rater (alpha with and without it) and the alternative annotator
+    test."""
+    rater = report["judge_as_rater"]
+    st.subheader("The judge as one more rater")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                claim_display.stat_row("alpha, reviewers", rater["reviewers"]),
+                claim_display.stat_row("alpha, reviewers + judge", rater["reviewers_and_judge"]),
+            ]
+        ),
+        hide_index=True,
+        key="calibration_rater",
+    )
+    st.subheader("Alternative annotator test")
+    alt = report["alt_test"]
+    if alt.get("passed") is None:
+        st.info(ui.md(alt.get("reason") or "not run"))
+    else:
+        (st.success if alt["passed"] else st.warning)(ui.md(alt["verdict"]))
+        st.dataframe(pd.DataFrame(alt["reviewers"]), hide_index=True, key="calibration_alt_test")
+    for note in alt.get("notes", []):
+        st.text(note)

@@ -55,8 +55,8 @@ REVIEWERS = (("rev-a", 3), ("rev-b", 6), ("rev-c", 10))  # name, error in percen
 PAGES = {
     "Home": ("annotate", ".st-key-home_trace"),
     "Agreement": ("Agreement between reviewers", ".st-key-agreement_min_shared"),
-    "Calibration": ("Calibration of the judge", ".st-key-calibration_prepare"),
-    "Rates": ("Hallucination rates", ".st-key-rates_server_send"),
+    "Calibration": ("Calibration of the judge", ".st-key-calibration_tab_0"),
+    "Rates": ("Hallucination rates", ".st-key-rates_tab_0"),
 }
 START = "users"  # a page without statistics: where each round's browser session opens
 BARE_PAGES = {"One": ("one", ".st-key-bare_one"), "Two": ("two", ".st-key-bare_two")}

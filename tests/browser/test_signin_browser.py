@@ -189,6 +189,7 @@ def test_an_auditor_sees_calibration_charts_drawn_and_downloads_the_report_with_
         cells.first.wait_for()
         assert cells.count() == 4  # the confusion matrix's four cells
         page.reload()
+    page.get_by_role("tab", name="Settings and report").click()  # a tab runs when opened
     page.get_by_role("button", name="Prepare the report (HTML, Markdown, JSON)").click()
     with page.expect_download() as download:
         page.get_by_role("button", name="Download report.html").click()
@@ -201,9 +202,10 @@ def test_an_auditor_sees_calibration_charts_drawn_and_downloads_the_report_with_
 def test_an_auditor_reads_rates_on_a_visit_after_a_reload_and_at_another_level(
     browser: Any, accounts_url: str
 ) -> None:
-    """As the least privileged role that reads Rates: the page draws its table and trend from
-    the numbers it keeps per setting (annotate.rates.view), on a revisit too, and another
-    setting (the claim level) draws its own; no lead control is shown."""
+    """As the least privileged role that reads Rates: the page draws its table and, in its tab,
+    the trend from the numbers it keeps per setting (annotate.rates.view), on a revisit too,
+    and another setting (the claim level) draws its own; no lead control is shown in any
+    tab."""
     from tests.browser.test_home_browser import choose
 
     context = browser.new_context(base_url=accounts_url)
@@ -214,12 +216,17 @@ def test_an_auditor_reads_rates_on_a_visit_after_a_reload_and_at_another_level(
         page.get_by_role("heading", name="Hallucination rates", exact=True).wait_for()
         page.get_by_text("response rate · threshold", exact=False).wait_for()
         page.locator("[data-testid='stDataFrame']").first.wait_for()
-        page.get_by_role("heading", name="Trend", exact=True).wait_for()
+        page.get_by_role("tab", name="Trend").click()
+        page.locator(".st-key-rates_tab_1 [data-testid='stVegaLiteChart']").first.wait_for()
         page.reload()
     page.get_by_role("heading", name="Hallucination rates", exact=True).wait_for()
     choose(page, "Level", "claim")
     page.get_by_text("claim rate · threshold", exact=False).wait_for()
+    page.get_by_role("tab", name="Threshold and exports").click()
+    page.get_by_role("button", name="Prepare downloads", exact=False).wait_for()
     assert page.get_by_role("button", name="Save the threshold").count() == 0
+    page.get_by_role("tab", name="Label budget").click()
+    page.get_by_text("more traces to label without the judge", exact=False).wait_for()
     assert page.get_by_role("button", name="Top up the sample to this plan").count() == 0
     context.close()
 
