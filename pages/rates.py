@@ -9,7 +9,7 @@ from annotate.judge.default import choose_judge
 from annotate.rates import charts
 from annotate.rates.gate import load_threshold
 from annotate.rates.inputs import SLICE_COLUMNS
-from annotate.rates.view import rates_view, trend_view
+from annotate.rates.view import rates_view, scores_view, trend_view
 from annotate.sampling.samples import list_samples
 from annotate.store.samples import attribute_names
 from widgets import ahead, rating_stats
@@ -28,7 +28,7 @@ if not samples:
 left, middle, right = st.columns(3)
 sample = left.selectbox("Sample", samples, key="rates_sample")
 level = middle.selectbox("Level", ahead.RATES_LEVELS, key="rates_level")
-choice = choose_judge(store, sample)  # the current rubric's judge first, else the most verdicts
+choice = ui.computed(choose_judge, sample)  # the current rubric's judge, else the most verdicts
 judges = choice.judges
 judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
 if judges and judge == choice.judge:
@@ -91,7 +91,8 @@ if errors_tab := shown["Errors and scores"]:
         else:
             st.info("No unsupported claims in gold yet.")
         st.subheader("The judge's scores")
-        rates_widgets.score_summary(view["scores"])
+        judged = judge if judges else None
+        rates_widgets.score_summary(ui.computed(scores_view, inputs.sample, tuple(by), judged))
         rating_stats.rates_section(sample)
 if budget_tab := shown["Label budget"]:
     with budget_tab:

@@ -31,6 +31,7 @@ HEAVY = {
         "annotate.rates.view.rates_view",
         "annotate.rates.view.trend_view",
         "annotate.rates.view.budget_view",
+        "annotate.rates.view.scores_view",
     },
 }
 # each page's tabs (ui.lazy_tabs: only the open one runs): (key, names)

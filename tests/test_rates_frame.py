@@ -141,6 +141,7 @@ def test_a_frame_read_ahead_is_the_one_the_rates_use(tmp_path, monkeypatch):
         store, "main", ["feature"], JUDGE
     ).frame  # a store of its own: no reads kept yet
     rate_inputs._RECENT_FRAMES.clear()
+    store.execute("DELETE FROM kept_frames")  # nor kept in the store for the next process
     reads = []
     real = rate_inputs.sql.frame_table
     monkeypatch.setattr(rate_inputs.sql, "frame_table", lambda *a: reads.append(1) or real(*a))

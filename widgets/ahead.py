@@ -103,7 +103,7 @@ def _rates_opening(store: Store) -> tuple[str, str, tuple[str, ...], str | None]
 def _rates(ask: Callable[..., Any], store: Store) -> None:
     from annotate.rates import charts
     from annotate.rates.gate import load_threshold
-    from annotate.rates.view import budget_view, rates_view, trend_view
+    from annotate.rates.view import budget_view, rates_view, scores_view, trend_view
 
     opening = _rates_opening(store)
     if opening is None:
@@ -114,8 +114,9 @@ def _rates(ask: Callable[..., Any], store: Store) -> None:
     ui.chart_spec(charts.rates_chart, view["rows"], threshold)
     trend = ask(trend_view, sample, by, view["inputs"].judge, WINDOWS[0], level, threshold)
     ui.chart_spec(charts.trend_chart, trend["rows"], WINDOWS[0])
-    if view["scores"].get("count"):
-        ui.chart_spec(charts.score_chart, view["scores"])
+    found = ask(scores_view, view["inputs"].sample, by, judge)
+    if found.get("count"):
+        ui.chart_spec(charts.score_chart, found)
     ask(budget_view, view["inputs"].sample, by, judge, float(BUDGET_WIDTH))
 
 

@@ -36,6 +36,7 @@ from annotate.store import Store
 from annotate.store import rates as sql
 from annotate.store.active import ActiveDesign, active_design
 from annotate.store.frame_verdicts import recorded_signatures
+from annotate.store.kept_frames import kept_frame_table
 from annotate.store.recent import where
 from annotate.store.samples import (
     Filters,
@@ -108,12 +109,15 @@ _RECENT_FRAMES = Recent(RECENT_FRAMES)
 
 def recent_frame(store: Store, *args: Any) -> pd.DataFrame:
     """store.rates.frame_table(store, *args), read again only when the frame's inputs moved
-    (none kept for an in-memory store or inside a transaction); a copy: the caller adds
-    columns."""
+    (none kept for an in-memory store or inside a transaction): from this process's recent
+    frames, else from the frames kept in the store for the next process
+    (annotate.store.kept_frames), else computed; a copy: the caller adds columns."""
     kept = where(store, frame_mark)
     if kept is None:
         return sql.frame_table(store, *args)
-    return _RECENT_FRAMES.get((*kept, repr(args)), lambda: sql.frame_table(store, *args)).copy()
+    _path, mark = kept
+    read = _RECENT_FRAMES.get((*kept, repr(args)), lambda: kept_frame_table(store, mark, args))
+    return read.copy()
 
 
 @dataclass(frozen=True)

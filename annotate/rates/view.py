@@ -1,6 +1,6 @@
 """What the Rates page shows, computed from the store in one call per setting, so the page can
 keep the result until the store changes (`ui.computed`): the rates of every slice with the
-inputs they came from, the error types and the judge's scores; the trend per window; the
+inputs they came from and the error types; the judge's scores; the trend per window; the
 label budget for a target width.
 
 Both read the same inputs (the rates' frame carries every window column), read once per
@@ -57,15 +57,20 @@ def rates_view(
     level: str,
     threshold: float,
 ) -> dict[str, Any]:
-    """The inputs, each estimator's rate per slice at `level`, the error types and the judge's
-    scores over the frame."""
+    """The inputs, each estimator's rate per slice at `level` and the error types."""
     inputs = shared_inputs(store, sample, by, judge, level)
     return {
         "inputs": inputs,
         "rows": rate_rows(inputs, list(by), [level], ESTIMATORS, threshold),
         "error_types": error_types(inputs, list(by)),
-        "scores": scores(store, inputs),
     }
+
+
+def scores_view(store: Store, sample: str, by: Sequence[str], judge: str | None) -> dict[str, Any]:
+    """The judge's scores over the frame (annotate.rates.trend.scores), from the inputs
+    `rates_view` read for the same sample, slices and judge: a query over the frame's verdicts
+    that only the page's tab of scores needs."""
+    return scores(store, shared_inputs(store, sample, by, judge))
 
 
 @collector_paused()

@@ -51,6 +51,22 @@ def frame_table(
     values' combinations, not with the store (a million traces made a million rows). A row's
     traces have the same judge claim counts (each jcu / traces of jcn / traces): a bootstrap
     resamples them as traces (claims of one trace move together)."""
+    sql, params = frame_statement(filters, by, max_import_id, attributes, judge, sample)
+    table = store.fetch_arrow_with_batch(sql, _mapping(outcomes), params)
+    frame = table.to_pandas()
+    frame = frame.sort_values(list(frame.columns), na_position="last", ignore_index=True)
+    return frame.rename(columns={f"a{i}": a for i, a in enumerate(attributes)})
+
+
+def frame_statement(
+    filters: Filters,
+    by: Sequence[str],
+    max_import_id: int,
+    attributes: Sequence[str],
+    judge: str | None,
+    sample: str,
+) -> tuple[str, list[Any]]:
+    """frame_table's SQL and parameters (it reads the label mapping as `_batch`)."""
     # the frame carries the traces' columns the rows need: joining traces again to read them
     # was a sixth of the query (300,000 traces)
     carried = ["feature", "risk_category", "model", "timestamp"] + ["attributes"] * bool(attributes)
@@ -94,12 +110,7 @@ def frame_table(
         "nclaims, trace_rows.jcu, trace_rows.jcn"
     )  # no ORDER BY: with one, DuckDB ran out of a 256MB limit at 1,000,000 traces
     attr_params = [json_path(a) for a in attributes]
-    table = store.fetch_arrow_with_batch(
-        sql, _mapping(outcomes), [*params, judge or "", *attr_params, sample]
-    )
-    frame = table.to_pandas()
-    frame = frame.sort_values(list(frame.columns), na_position="last", ignore_index=True)
-    return frame.rename(columns={f"a{i}": a for i, a in enumerate(attributes)})
+    return sql, [*params, judge or "", *attr_params, sample]
 
 
 def claim_verdicts(

@@ -10,6 +10,7 @@ import json
 
 from annotate.store.schema_active import ACTIVE_DRAWS
 from annotate.store.schema_connectors import CONNECTOR_MIGRATIONS
+from annotate.store.schema_kept import KEPT_FRAMES
 from annotate.store.schema_ratings import RATINGS, default_criteria_migration
 from annotate.store.schema_review import (
     ATTRIBUTE_NAMES,
@@ -49,18 +50,8 @@ DEFAULT_RUBRIC_LABELS = [
     },
 ]
 
-ERROR_TYPES = (
-    "entity",
-    "number",
-    "temporal",
-    "relation",
-    "negation",
-    "overgeneralization",
-    "causal",
-    "attribution",
-    "fabricated_detail",
-    "other",
-)
+ERROR_TYPES = ("entity", "number", "temporal", "relation", "negation", "overgeneralization",
+               "causal", "attribution", "fabricated_detail", "other")  # fmt: skip
 
 _INITIAL = """
 CREATE SEQUENCE import_ids START 1;
@@ -397,4 +388,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0021_default_criteria", default_criteria_migration()),
     ("0023_llm_call_scope", LLM_CALL_SCOPE),
     ("0025_active_draws", ACTIVE_DRAWS),
+    ("0026_kept_frames", KEPT_FRAMES),
 ]
