@@ -128,14 +128,11 @@ def test_two_sessions_keeping_the_same_frame_at_once_both_get_it(store_path, mon
     query = rate_inputs._frame_query(store, "main", ["feature"], JUDGE)
     mark = ("m",)
     found: list[pd.DataFrame] = []
-    threads = [
-        threading.Thread(
-            target=lambda s=store.session(): found.append(
-                kept_frames.kept_frame_table(s, mark, query.args)
-            )
-        )
-        for _ in range(2)
-    ]
+
+    def keep(cursor) -> None:
+        found.append(kept_frames.kept_frame_table(cursor, mark, query.args))
+
+    threads = [threading.Thread(target=keep, args=(store.session(),)) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
