@@ -51,7 +51,8 @@ from tests.bench.synthetic import write_jsonl
 
 SAMPLE = 2500
 REVIEWERS = (("rev-a", 3), ("rev-b", 6), ("rev-c", 10))  # name, error in percent
-# sidebar link -> the page's title and the last element it draws for a lead
+# sidebar link -> the page's title and the last element it draws for a lead (Calibration and
+# Rates: their open tab, ui.lazy_tabs; a closed tab is neither computed nor drawn)
 PAGES = {
     "Home": ("annotate", ".st-key-home_trace"),
     "Agreement": ("Agreement between reviewers", ".st-key-agreement_min_shared"),
