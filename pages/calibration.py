@@ -26,7 +26,7 @@ store = ui.store()
 
 
 is_lead = user.role == "lead"
-CALIBRATION_TABS = ("The judge", "As a rater", "Disagreements", "Settings and report")
+CALIBRATION_TABS = ("The judge", "Per slice", "As a rater", "Disagreements", "Settings and report")
 st.title("Calibration of the judge")
 rating_stats.calibration_section()  # ratings on a scale: their own judges, in an expander
 
@@ -104,11 +104,14 @@ if judge_tab := shown["The judge"]:
             hide_index=True,
             key="calibration_judge_table",
         )
+if slices_tab := shown["Per slice"]:
+    with slices_tab:
         if report["slices"]:
-            st.subheader("Per slice")
             ui.chart(charts.slice_chart, report["slices"], key="calibration_slices_chart")
             rows = slice_summary(report["slices"])
             st.dataframe(pd.DataFrame(rows), hide_index=True, key="calibration_slices")
+        else:
+            st.info("No slices chosen: pick columns under Slice by.")
 if rater_tab := shown["As a rater"]:
     with rater_tab:
         calibration_widgets.as_a_rater(report)

@@ -37,7 +37,7 @@ HEAVY = {
 # each page's tabs (ui.lazy_tabs: only the open one runs): (key, names)
 TABS = {
     "agreement": None,
-    "calibration": ("calibration_tab", ("The judge", "As a rater", "Disagreements",
+    "calibration": ("calibration_tab", ("The judge", "Per slice", "As a rater", "Disagreements",
                                         "Settings and report")),
     "rates": ("rates_tab", ("Rates", "Trend", "Errors and scores", "Label budget",
                             "Threshold and exports")),

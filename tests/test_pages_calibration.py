@@ -77,6 +77,10 @@ def test_calibration_page_shows_readiness_charts_alt_test_and_a_disagreement(sto
     assert list(judge["statistic"])[:2] == ["sensitivity", "specificity"]
     assert len(app.get("vega_lite_chart")) >= 1  # the confusion matrix
     assert not app.get("html")  # the disagreements' tab is not drawn until opened
+    tab(app, "Per slice")
+    assert len(app.get("vega_lite_chart")) == 1  # sensitivity and specificity per slice
+    slices = next(d.value for d in app.dataframe if "slice" in d.value.columns)
+    assert len(slices) >= 2 and slices["slice"].str.startswith("feature=").all()
     assert "Alternative annotator test" in [s.value for s in tab(app, "As a rater").subheader]
     assert len(table_with(app, "reviewer", "sim-ana")) == 3
     assert table_with(tab(app, "Disagreements"), "kind", "missed").shape[0] >= 1

@@ -9,7 +9,9 @@ The store is built by a real import of generated traces (judge verdicts on most)
 2,500 traces with claims split by sentence, and three reviewers' labels on every claim of it
 (about 10,000 labelled claims). Each round starts a fresh app process (the first visit of a
 page is its first in that process: nothing cached) and visits the four pages in turn, then
-visits them again in the same browser session (the revisit).
+visits them again in the same browser session (the revisit). Each round also opens each
+statistics page as the first of a fresh app process (by link), Rates once more with its frame
+not kept in the store.
 
 Sized by ANNOTATE_BENCH_LARGE (default 300,000 traces) and ANNOTATE_BENCH_PAGE_ROUNDS (default
 2). Building the store takes minutes: with ANNOTATE_BENCH_KEEP_STORE=1 it is kept in the
@@ -190,8 +192,11 @@ async def one_round(
 
 # A lead whose first statistics page is the one they came for (a bookmark): a fresh app process
 # as shipped (the worker on), the lead on Users for LINK_PAUSE seconds (what the imports
-# started after it have), then one click on that page; a bare page change before it.
+# started after it have), then one click on that page; a bare page change before it. The
+# Rates frame an earlier process kept in the store is read (annotate.store.kept_frames), as
+# after a restart; Rates once more with none kept, as after an import or a judge run.
 LINK_PAUSE = 1.0
+FRAME_COMPUTED = "Rates, its frame not kept"
 
 
 async def link_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, list]:
@@ -199,7 +204,9 @@ async def link_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, li
     base, base_url = start_streamlit(bare, None)
     try:
         theirs = await open_client(browser, base_url, base.pid, BARE_PAGES)
-        for name in [page for page in PAGES if page != "Home"]:
+        for name in [*[page for page in PAGES if page != "Home"], FRAME_COMPUTED]:
+            if name == FRAME_COMPUTED:
+                forget_kept_frames(db)
             app, url = start_streamlit(ROOT / "app.py", db, env={"ANNOTATE_COMPUTE_AHEAD": "1"})
             try:
                 ours = await open_client(browser, url, app.pid, PAGES, cookie)
@@ -207,7 +214,7 @@ async def link_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, li
                 found["bare"].append(
                     await theirs.change("One" if len(found["bare"]) % 2 else "Two")
                 )
-                found[name] = [await ours.change(name)]
+                found[name] = [await ours.change(name.split(",")[0])]
                 await ours.page.context.close()
             finally:
                 stop(app)
@@ -215,6 +222,14 @@ async def link_round(browser, db: Path, bare: Path, cookie: str) -> dict[str, li
     finally:
         stop(base)
     return found
+
+
+def forget_kept_frames(db: Path) -> None:
+    store = open_store(db)
+    try:
+        store.execute("DELETE FROM kept_frames")
+    finally:
+        store.close()
 
 
 async def visit_rounds(db: Path, bare: Path, rounds: int) -> list[dict[str, list]]:
@@ -345,7 +360,7 @@ def show_round(number: int, found: dict[str, list], count: int) -> None:
             f"on), clicked {LINK_PAUSE:.0f} s after Users drew (load average {found['load'][0]} "
             f"-> {found['load'][1]}); baseline, a bare page change: median {median:.3f} s"
         )
-        for name in [page for page in PAGES if page in found]:
+        for name in [page for page in [*PAGES, FRAME_COMPUTED] if page in found]:
             seconds, run_finished, cpu = found[name][0]
             show(
                 f"  {name}, {count:,} traces, first page: {seconds:.2f} s (target < 1 s; "
