@@ -31,6 +31,7 @@ level = middle.selectbox("Level", ahead.RATES_LEVELS, key="rates_level")
 choice = ui.computed(choose_judge, sample)  # the current rubric's judge, else the most verdicts
 judges = choice.judges
 judge = right.selectbox("Judge", judges or ["(none)"], key="rates_judge")
+asked = judge if judges else None  # what the views are asked for (None: the default judge)
 if judges and judge == choice.judge:
     right.caption(ui.fmt("Default: {}", choice.reason))
 by = st.multiselect(
@@ -39,7 +40,7 @@ by = st.multiselect(
 threshold = load_threshold(store)
 
 try:  # once per setting until the store changes: a revisit or another widget reads it
-    view = ui.computed(rates_view, sample, tuple(by), judge if judges else None, level, threshold)
+    view = ui.computed(rates_view, sample, tuple(by), asked, level, threshold)
     inputs, rows = view["inputs"], view["rows"]
 except AnnotateError as exc:
     ui.show_error(exc)
@@ -91,12 +92,11 @@ if errors_tab := shown["Errors and scores"]:
         else:
             st.info("No unsupported claims in gold yet.")
         st.subheader("The judge's scores")
-        judged = judge if judges else None
-        rates_widgets.score_summary(ui.computed(scores_view, inputs.sample, tuple(by), judged))
+        rates_widgets.score_summary(ui.computed(scores_view, inputs.sample, tuple(by), asked))
         rating_stats.rates_section(sample)
 if budget_tab := shown["Label budget"]:
     with budget_tab:
-        rates_widgets.label_budget(store, inputs, by, judge if judges else None, user)
+        rates_widgets.label_budget(store, inputs, by, asked, user)
 if exports_tab := shown["Threshold and exports"]:
     with exports_tab:
         st.subheader("Threshold")

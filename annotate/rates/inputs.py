@@ -37,7 +37,7 @@ from annotate.store import rates as sql
 from annotate.store.active import ActiveDesign, active_design
 from annotate.store.frame_verdicts import recorded_signatures
 from annotate.store.kept_frames import kept_frame_table
-from annotate.store.recent import where
+from annotate.store.recent import may_keep, where
 from annotate.store.samples import (
     Filters,
     has_attribute,
@@ -173,7 +173,7 @@ class _FrameBeside:
     def __init__(self, store: Store, args: tuple[Any, ...]) -> None:
         self._kept: pd.DataFrame | None = None
         self._future: Future[pd.DataFrame] | None = None
-        if where(store, frame_mark) is None:
+        if not may_keep(store):
             self._kept = recent_frame(store, *args)
         else:
             self._future = beside(_BESIDE, _read_on, store.session(), args)

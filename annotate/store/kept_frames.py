@@ -37,11 +37,11 @@ FORMAT = 1
 
 def frame_key(mark: Sequence[Any], args: tuple[Any, ...]) -> str:
     """The kept frame's key: sha256 of the format, `mark`, the query's text and parameters and
-    frame_table's arguments (`args`: filters, by, max_import_id, attributes, judge, outcomes,
-    sample)."""
+    the label mapping, from frame_table's arguments (`args`: filters, by, max_import_id,
+    attributes, judge, outcomes, sample)."""
     filters, by, max_import_id, attributes, judge, outcomes, sample = args
     text, params = sql.frame_statement(filters, by, max_import_id, attributes, judge, sample)
-    found = repr((FORMAT, tuple(mark), text, params, sorted(outcomes.items()), args))
+    found = repr((FORMAT, tuple(mark), text, params, sorted(outcomes.items())))
     return hashlib.sha256(found.encode()).hexdigest()
 
 

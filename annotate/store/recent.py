@@ -10,10 +10,13 @@ from typing import Any
 from annotate.store import Store
 
 
+def may_keep(store: Store) -> bool:
+    """Whether a value read from `store` may be kept: not from an in-memory store (two of them
+    share a path) nor inside a transaction (its writes are not yet everyone's)."""
+    return store.path not in ("", ":memory:") and not store.in_transaction
+
+
 def where(store: Store, mark: Callable[[Store], tuple[Any, ...]]) -> tuple[Any, ...] | None:
-    """(store file, `mark(store)`): the first part of a kept value's key. None where nothing
-    may be kept: an in-memory store (two of them share a path) or inside a transaction (its
-    writes are not yet everyone's)."""
-    if store.path in ("", ":memory:") or store.in_transaction:
-        return None
-    return (str(store.path), mark(store))
+    """(store file, `mark(store)`): the first part of a kept value's key; None where nothing
+    may be kept (may_keep)."""
+    return (str(store.path), mark(store)) if may_keep(store) else None
